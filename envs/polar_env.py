@@ -1,0 +1,263 @@
+"""`PolarEnv`: a Gymnasium env made of a task, a sandbox, a harness and a verifier.
+
+The observation is the model request the harness is waiting on; the action is the model's reply. `reset`
+starts a sandbox, sets up the task and launches the harness until its first model call. `step` answers that
+call and runs until the next one or the harness's exit. `terminated` means the harness finished (or the
+episode broke: see `info["status"]`); `truncated` means a turn, token or wall-clock limit cut it short. The
+verifier grades the sandbox in both cases, and the last step's `info["trace"]` holds the whole episode.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import uuid
+import weakref
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import gymnasium as gym
+from polar.envs.sandbox import make_backend
+from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
+from polar.harnesses import make_harness
+
+from polar import __version__, runtime
+from polar.errors import HarnessError, SandboxError, UnknownNameError
+from polar.protocols import Grade, HarnessExit, HarnessRun, Sandbox
+from polar.trace import Named, Trace, Turn
+from polar.types import ModelReply, ModelRequest
+
+FAMILIES = {"code": "polar.envs.code:CodeFamily"}
+_LIVE: weakref.WeakSet[PolarEnv] = weakref.WeakSet()
+
+
+@dataclass
+class _Episode:
+    task: Any
+    episode_id: str
+    seed: int | None
+    policy: Named | None
+    started_at: str
+    deadline: float
+    sandbox: Sandbox | None = None
+    run: HarnessRun | None = None
+    pending: ModelRequest | None = None
+    observed_at: float = 0.0
+    turns: list[Turn] = field(default_factory=list)
+    tokens: int = 0
+    done: bool = False
+
+
+class PolarEnv(gym.Env[ModelRequest, ModelReply]):
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, family: str, *, harness: str = "builtin", sandbox: str = "local", suite: str | None = None,
+                 max_turns: int = 30, time_limit_s: float = 900.0, max_tokens: int | None = None,
+                 render_mode: str | None = None):
+        """
+        Args:
+            family: the env family (`code`); `gym.make("polar/Code-v0")` fills it in.
+            harness: the agent harness driving the episode (`builtin`, ...).
+            sandbox: where the agent's commands run (`local` = bubblewrap, `process` = unisolated).
+            suite: a bundled suite name or a directory of tasks; None for the family's default.
+            max_turns: model calls before the episode is truncated.
+            time_limit_s: wall-clock budget of one episode, from reset to the last step.
+            max_tokens: sampled tokens (from replies that carry token ids) before truncation; None for no cap.
+        """
+        if family not in FAMILIES:
+            raise UnknownNameError("env family", family, FAMILIES)
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        module, attr = FAMILIES[family].split(":")
+        self.family = getattr(importlib.import_module(module), attr)()
+        self.tasks = self.family.load_tasks(suite)
+        self.harness = make_harness(harness)
+        self.backend = make_backend(sandbox)
+        self.suite = suite or self.family.default_suite
+        self.sandbox_name = sandbox
+        self.max_turns, self.time_limit_s, self.max_tokens = max_turns, time_limit_s, max_tokens
+        self.render_mode = render_mode
+        self.observation_space = ModelRequestSpace()
+        self.action_space = ModelReplySpace()
+        self._episode: _Episode | None = None
+        _LIVE.add(self)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return [t.id for t in self.tasks]
+
+    @property
+    def current_task(self) -> Any:
+        """The task of the running episode (oracle policies read its reference solution)."""
+        return self._episode.task if self._episode else None
+
+    # --- Gymnasium API (sync facade over the async core) -----------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return runtime.run(self._areset(seed, options))
+
+    def step(self, action: ModelReply | dict | str):
+        return runtime.run(self._astep(action))
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return await runtime.run_async(self._areset(seed, options))
+
+    async def astep(self, action: ModelReply | dict | str):
+        return await runtime.run_async(self._astep(action))
+
+    def close(self) -> None:
+        if self._episode is not None:
+            runtime.run(self._finish_quietly())
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi" or self._episode is None:
+            return None
+        last = self._episode.turns[-1] if self._episode.turns else None
+        request = self._episode.pending or (last.request if last else None)
+        lines = [f"[{self._episode.task.id}] turn {len(self._episode.turns)}"]
+        if request is not None and request.messages:
+            lines.append(f"{request.messages[-1].get('role')}: {request.messages[-1].get('content')}")
+        return "\n".join(lines)
+
+    # --- the episode -----------------------------------------------------------------------------------
+
+    async def _areset(self, seed: int | None, options: dict[str, Any] | None):
+        super().reset(seed=seed)
+        options = options or {}
+        await self._finish_quietly()
+        task = self._pick_task(options.get("task_id"))
+        policy = options.get("policy")
+        ep = _Episode(
+            task=task,
+            episode_id=str(uuid.UUID(bytes=self.np_random.bytes(16), version=4)),
+            seed=seed,
+            policy=Named(**policy) if isinstance(policy, dict) else None,
+            started_at=_now(),
+            deadline=time.monotonic() + self.time_limit_s,
+        )
+        self._episode = ep
+        try:
+            ep.sandbox = await self.backend.start(self.family.sandbox_spec(task))
+            await self.family.setup(task, ep.sandbox)
+            ep.run = await self.harness.launch(task, ep.sandbox)
+            first = await ep.run.advance(None)
+        except BaseException:
+            await self._finish_quietly()
+            raise
+        if isinstance(first, HarnessExit):
+            await self._finish_quietly()
+            raise HarnessError(f"harness {self.harness.name!r} exited before its first model call: "
+                               f"{first.error or first.final_answer or 'no output'}")
+        ep.pending, ep.observed_at = first, time.monotonic()
+        return first, self._info()
+
+    def _pick_task(self, task_id: str | None):
+        if task_id is not None:
+            for task in self.tasks:
+                if task.id == task_id:
+                    return task
+            raise UnknownNameError("task id", task_id, self.task_ids)
+        return self.tasks[int(self.np_random.integers(len(self.tasks)))]
+
+    async def _astep(self, action: ModelReply | dict | str):
+        reply = ModelReply.coerce(action)
+        ep = self._episode
+        if ep is None or ep.done or ep.pending is None:
+            raise RuntimeError("no model call is pending: call reset() before step(), and again after an episode ends")
+        assert ep.run is not None
+        started = time.monotonic()
+        request, ep.pending = ep.pending, None
+        status: str | None = None
+        error: str | None = None
+        nxt: ModelRequest | HarnessExit | None = None
+        try:
+            nxt = await _wait(ep.run.advance(reply), ep.deadline - started)
+        except TimeoutError:
+            status, error = "timeout", f"the episode's {self.time_limit_s:g}s time limit ran out"
+        except SandboxError as e:
+            status, error = "sandbox_error", str(e)
+        except HarnessError as e:
+            status, error = "harness_error", str(e)
+        ep.turns.append(Turn(index=len(ep.turns), request=request, reply=reply,
+                             policy_latency_s=started - ep.observed_at, env_latency_s=time.monotonic() - started))
+        ep.tokens += len(reply.token_ids or ())
+        if isinstance(nxt, HarnessExit):
+            status, error = ("harness_error", nxt.error) if nxt.error else ("completed", None)
+        elif status is None and len(ep.turns) >= self.max_turns:
+            status, error = "truncated", f"reached max_turns={self.max_turns}"
+        elif status is None and self.max_tokens is not None and ep.tokens >= self.max_tokens:
+            status, error = "truncated", f"reached max_tokens={self.max_tokens}"
+        if status is None:
+            assert isinstance(nxt, ModelRequest)
+            ep.pending, ep.observed_at = nxt, time.monotonic()
+            return nxt, 0.0, False, False, self._info()
+        trace = await self._finish(status, error)
+        truncated = status in ("truncated", "timeout")
+        info = self._info() | {"status": trace.status, "reward_components": dict(trace.reward_components),
+                               "trace": trace}
+        return ModelRequest(messages=[]), trace.reward, not truncated, truncated, info
+
+    async def _finish(self, status: str, error: str | None) -> Trace:
+        """Grade the sandbox (for every status but a broken sandbox), stop everything, build the trace."""
+        ep = self._episode
+        assert ep is not None and ep.sandbox is not None
+        ep.done = True
+        grade = Grade(self.family.reward.zeros(), error="the sandbox broke; nothing to grade")
+        if status != "sandbox_error":
+            try:
+                grade = await self.family.grade(ep.task, ep.sandbox, self.backend)
+            except (SandboxError, OSError) as e:
+                grade = Grade(self.family.reward.zeros(), error=f"grading failed: {e}")
+        if grade.error is not None and status == "completed":
+            status, error = "verifier_error", grade.error
+        await self._stop_episode()
+        reward = 0.0 if grade.error else self.family.reward.score(grade.components)
+        return Trace(
+            episode_id=ep.episode_id, env_id=self.family.env_id, env_version=self.family.version, task_id=ep.task.id,
+            suite=str(self.suite), harness=Named(name=self.harness.name, version=self.harness.version),
+            sandbox=self.sandbox_name, policy=ep.policy or _policy_from(ep.turns), seed=ep.seed,
+            started_at=ep.started_at, ended_at=_now(), status=status, error=error, turns=ep.turns,
+            verifier_log=grade.log, artefact=grade.artefact, reward=reward,
+            reward_components=grade.components, polar_version=__version__,
+        )
+
+    async def _stop_episode(self) -> None:
+        ep = self._episode
+        if ep is None:
+            return
+        if ep.run is not None:
+            await ep.run.stop()
+        if ep.sandbox is not None:
+            await ep.sandbox.stop()
+        ep.run = ep.sandbox = None
+
+    async def _finish_quietly(self) -> None:
+        """Abandon the running episode, if any, without grading it."""
+        try:
+            await self._stop_episode()
+        finally:
+            self._episode = None
+
+    def _info(self) -> dict[str, Any]:
+        ep = self._episode
+        assert ep is not None
+        return {"task_id": ep.task.id, "episode_id": ep.episode_id, "turn": len(ep.turns)}
+
+
+async def _wait(coro, timeout: float):
+    import asyncio
+
+    if timeout <= 0:
+        coro.close()
+        raise TimeoutError
+    return await asyncio.wait_for(coro, timeout)
+
+
+def _policy_from(turns: list[Turn]) -> Named | None:
+    model = next((t.reply.model for t in turns if t.reply.model), None)
+    return Named(name="unknown", model=model) if model else None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -1,0 +1,15 @@
+"""Every `polar/*-v0` id, registered with Gymnasium. Called by the `gymnasium.envs` entry point."""
+
+from __future__ import annotations
+
+ENVS: dict[str, tuple[str, str]] = {
+    "polar/Code-v0": ("code", "function-level Python tasks: edit a stub module, graded by hidden unit tests"),
+}
+
+
+def register_envs() -> None:
+    from gymnasium.envs.registration import register, registry
+
+    for env_id, (family, _) in ENVS.items():
+        if env_id not in registry:
+            register(id=env_id, entry_point="polar.envs.polar_env:PolarEnv", kwargs={"family": family})

@@ -1,0 +1,228 @@
+"""A persistent shell inside a sandbox: the one place that handles processes, timeouts and output limits.
+
+Every backend starts the same small bash driver inside its isolation (bubblewrap, a container) and talks to
+it over stdin/stdout. Each command is framed as `<nonce> <nbytes>\\n<command>`; the driver `eval`s it in
+the same shell (so `cd` and variables persist, and builtins cost no fork) and ends its output with
+`\\x1e<nonce> <exit code>\\n`. A round trip is a pipe write and a pipe read, not a new process tree.
+
+A command that overruns its timeout or its output limit has its processes killed (those started since it
+began, found through /proc), so background processes of earlier commands survive. If the shell itself is
+stuck (a builtin loop) or exits, the session restarts it and says so in the output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import time
+from collections.abc import Sequence
+
+from polar.errors import SandboxError
+from polar.protocols import ExecResult
+
+DRIVER = r"""
+while IFS=' ' read -r __polar_nonce __polar_len; do
+  LC_ALL=C IFS= read -r -N "$__polar_len" __polar_cmd
+  eval "$__polar_cmd" </dev/null 2>&1
+  printf '\036%s %d\n' "$__polar_nonce" "$?"
+done
+"""
+
+_GRACE_S = 3.0
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def limits_prelude(memory_mb: int | None, max_processes: int | None) -> str:
+    """Shell lines that apply per-process limits to the driver and everything it starts."""
+    lines = []
+    if memory_mb:
+        lines.append(f"ulimit -v {memory_mb * 1024}")
+    if max_processes:
+        lines.append(f"ulimit -u {max_processes}")
+    return "\n".join(lines) + "\n"
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks since boot), or None if the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return int(fields[1]), int(fields[19])
+
+
+def descendants(root: int) -> dict[int, int]:
+    """All live descendants of `root` as {pid: start time in ticks}."""
+    table: dict[int, tuple[int, int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (st := _stat(int(name))) is not None:
+            table[int(name)] = st
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: dict[int, int] = {}
+    stack = list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        found[pid] = table[pid][1]
+        stack.extend(children.get(pid, []))
+    return found
+
+
+def boot_ticks() -> int:
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _CLOCK_TICKS)
+
+
+def kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class ShellSession:
+    """Runs commands one at a time through the driver started by `argv`."""
+
+    def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+                 output_limit: int = 1 << 20, default_timeout: float = 120.0):
+        self.argv, self.env, self.cwd = list(argv), env, cwd
+        self.output_limit, self.default_timeout = output_limit, default_timeout
+        self.proc: asyncio.subprocess.Process | None = None
+        self.restarts = 0
+        self._lock = asyncio.Lock()
+        self._counter = 0
+        self._infra: set[int] = set()
+
+    async def start(self) -> None:
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, env=self.env, cwd=self.cwd,
+            )
+        except OSError as e:
+            raise SandboxError(f"could not start the sandbox shell {self.argv[0]!r}: {e}") from e
+        probe = await self._run("echo ready", timeout=30.0)
+        if probe.exit_code != 0 or probe.output.strip() != "ready":
+            await self.close()
+            raise SandboxError(f"the sandbox shell did not start: {probe.output.strip()[-2000:]}")
+        self._infra = set(descendants(self.proc.pid))  # the driver and any wrapper between: never a command's
+
+    async def run(self, command: str, timeout: float | None = None, output_limit: int | None = None) -> ExecResult:
+        async with self._lock:
+            note = ""
+            if self.proc is None or self.proc.returncode is not None:
+                await self._restart()
+                note = "[polar: the previous shell had exited; this command ran in a new one]\n"
+            result = await self._run(command, timeout or self.default_timeout, output_limit)
+            if note:
+                result = ExecResult(note + result.output, result.exit_code, result.timed_out,
+                                    result.truncated, result.duration_s)
+            return result
+
+    async def _restart(self) -> None:
+        await self.close()
+        self.restarts += 1
+        await self.start()
+
+    async def _run(self, command: str, timeout: float, output_limit: int | None = None) -> ExecResult:
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        limit = output_limit or self.output_limit
+        self._counter += 1
+        nonce = f"{secrets.token_hex(6)}{self._counter}".encode()
+        marker = b"\x1e" + nonce + b" "
+        body = command.encode("utf-8", errors="surrogateescape")
+        started, since = time.monotonic(), boot_ticks()
+        try:
+            self.proc.stdin.write(nonce + b" %d\n" % len(body) + body)
+            await self.proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            return ExecResult("[polar: the sandbox shell is gone]", -1, duration_s=0.0)
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        head, tail = bytearray(), bytearray()
+        timed_out = truncated = stopped = False
+        exit_code: int | None = None
+        while True:
+            idx = tail.find(marker)
+            if idx >= 0 and (nl := tail.find(b"\n", idx)) >= 0:
+                exit_code = int(tail[idx + len(marker) : nl] or b"-1")
+                head += tail[:idx]
+                break
+            keep = len(marker) + 24
+            if len(tail) > keep:
+                head += tail[:-keep]
+                del tail[:-keep]
+            if len(head) > limit:
+                del head[limit:]
+                if not truncated:
+                    truncated = True
+                    self._stop_command(since)
+                    deadline = min(deadline, loop.time() + _GRACE_S)
+            try:
+                chunk = await asyncio.wait_for(self.proc.stdout.read(1 << 16), max(deadline - loop.time(), 0))
+            except TimeoutError:
+                if stopped or timed_out or truncated:
+                    await self._kill_shell()
+                    head += tail
+                    return self._result(head, limit, "[polar: the command did not stop; the shell was restarted: "
+                                        "its working directory, variables and background processes are gone]",
+                                        -9, timed_out, truncated, started)
+                timed_out = stopped = True
+                self._stop_command(since)
+                deadline = loop.time() + _GRACE_S
+                continue
+            if not chunk:  # the shell exited (`exit`, `exec`, a crash)
+                code = await self.proc.wait()
+                head += tail
+                return self._result(head, limit, "[polar: the shell exited; the next command starts a new one]",
+                                    code, timed_out, truncated, started)
+            tail += chunk
+        note = f"[polar: command timed out after {timeout:g}s and was killed]" if timed_out else ""
+        return self._result(head, limit, note, exit_code, timed_out, truncated, started)
+
+    def _result(self, out: bytearray, limit: int, note: str, code: int, timed_out: bool, truncated: bool,
+                started: float) -> ExecResult:
+        if len(out) > limit:
+            del out[limit:]
+            truncated = True
+        text = out.decode("utf-8", errors="replace")
+        if truncated:
+            note = (note + " " if note else "") + f"[polar: output truncated at {limit} bytes; the command was stopped]"
+        if note:
+            text = text + ("\n" if text and not text.endswith("\n") else "") + note
+        return ExecResult(text, code, timed_out, truncated, time.monotonic() - started)
+
+    def command_pids(self, since_ticks: int) -> list[int]:
+        """Processes the current command started: descendants of the driver born after it began."""
+        if self.proc is None:
+            return []
+        found = descendants(self.proc.pid).items()
+        return [pid for pid, start in found if start >= since_ticks and pid not in self._infra]
+
+    def _stop_command(self, since_ticks: int) -> None:
+        for pid in self.command_pids(since_ticks):
+            kill_quietly(pid)
+
+    async def _kill_shell(self) -> None:
+        """Kill what runs under the shell's wrapper, let the wrapper reap it and exit, then kill it too."""
+        if self.proc is not None and self.proc.returncode is None:
+            for pid in descendants(self.proc.pid):
+                kill_quietly(pid)
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()  # a driver still reading its input ends at EOF
+            try:
+                await asyncio.wait_for(self.proc.wait(), 1.0)
+            except TimeoutError:
+                kill_quietly(self.proc.pid)
+                await self.proc.wait()
+
+    async def close(self) -> None:
+        if self.proc is None:
+            return
+        await self._kill_shell()
+        self.proc = None

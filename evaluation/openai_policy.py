@@ -1,0 +1,136 @@
+"""`OpenAIPolicy`: any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, a hosted API).
+
+It asks for logprobs and, through vLLM's `return_token_ids` extension, for the exact prompt and sampled
+token ids; the reply carries them only when the server returned them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from polar.errors import PolarError
+from polar.protocols import Task
+from polar.types import ModelReply, ModelRequest, ToolCall
+
+_NOT_FORWARDED = frozenset({"stream", "stream_options", "n", "model", "messages", "tools"})
+"""Request params the policy owns: it reads one non-streamed choice, for its own model."""
+
+
+@dataclass
+class OpenAIPolicy:
+    """Answer each request with one `POST {base_url}/chat/completions`.
+
+    Sampling parameters merge in this order, later winning: the request's `params`, then this policy's
+    `temperature` and `max_tokens` when set, then `extra_body`.
+    """
+
+    model: str | None = None
+    """The served model name; default: the `POLAR_MODEL` environment variable."""
+    base_url: str | None = None
+    """E.g. `http://localhost:8000/v1`; default: the `OPENAI_BASE_URL` environment variable."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """The environment variable holding the API key; unset is fine for a local server."""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_s: float = 600.0
+    """Timeout of one completion request."""
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    """Further body fields, e.g. `{"top_p": 0.95}` or `{"chat_template_kwargs": {...}}`."""
+    token_ids: bool = True
+    """Ask for logprobs and token ids; set False for servers that reject unknown fields."""
+    name: str = "openai"
+
+    def __post_init__(self) -> None:
+        self.model = self.model or os.environ.get("POLAR_MODEL")
+        if not self.model:
+            raise PolarError("OpenAIPolicy needs a model name: pass model= or set POLAR_MODEL")
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL")
+        if not base_url:
+            raise PolarError(
+                "OpenAIPolicy needs the server's URL: pass base_url= or set OPENAI_BASE_URL "
+                "(e.g. http://localhost:8000/v1 for vLLM)"
+            )
+        self.base_url = base_url.rstrip("/")
+        key = os.environ.get(self.api_key_env)
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._client = httpx.Client(headers=headers, timeout=self.timeout_s)
+
+    def check(self, timeout_s: float = 5.0) -> None:
+        """Fail fast, with a PolarError saying what to do, when the server does not answer `GET /models`."""
+        url = f"{self.base_url}/models"
+        try:
+            response = self._client.get(url, timeout=timeout_s)
+        except httpx.HTTPError as e:
+            raise PolarError(
+                f"no OpenAI-compatible server answers at {url} ({type(e).__name__}: {e}); start one "
+                "(e.g. `vllm serve MODEL`) or point base_url / OPENAI_BASE_URL at a running one"
+            ) from None
+        if response.status_code >= 400:
+            raise PolarError(
+                f"GET {url} returned HTTP {response.status_code}: {response.text[:1000]}; "
+                f"check the URL and the API key in ${self.api_key_env}"
+            )
+
+    def __call__(self, request: ModelRequest, task: Task | None = None) -> ModelReply:
+        body: dict[str, Any] = {k: v for k, v in request.params.items() if k not in _NOT_FORWARDED}
+        body.update(model=self.model, messages=request.messages)
+        if request.tools:
+            body["tools"] = request.tools
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        if self.token_ids:
+            body.update(logprobs=True, return_token_ids=True)
+        body.update(self.extra_body)
+
+        url = f"{self.base_url}/chat/completions"
+        try:
+            response = self._client.post(url, json=body)
+        except httpx.HTTPError as e:
+            raise PolarError(
+                f"POST {url} failed ({type(e).__name__}: {e}); is the server still up? `check()` tells"
+            ) from None
+        if response.status_code >= 400:
+            raise PolarError(f"POST {url} returned HTTP {response.status_code}: {response.text[:2000]}")
+        try:
+            return reply_from_completion(response.json(), self.model)
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            raise PolarError(f"POST {url} answered something that is not a chat completion: {e}") from None
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+
+def reply_from_completion(data: dict[str, Any], model: str | None = None) -> ModelReply:
+    """Map a chat-completion response (vLLM's token-id extensions included) to a ModelReply."""
+    choice = data["choices"][0]
+    message = choice["message"]
+    calls = []
+    for i, raw in enumerate(message.get("tool_calls") or []):
+        fn = raw["function"]
+        args = fn.get("arguments", "{}")
+        calls.append(
+            ToolCall(
+                id=raw.get("id") or f"call_{i}",
+                name=fn["name"],
+                arguments=args if isinstance(args, str) else json.dumps(args),
+            )
+        )
+    entries = (choice.get("logprobs") or {}).get("content") or []
+    return ModelReply(
+        content=message.get("content"),
+        tool_calls=calls,
+        reasoning=message.get("reasoning_content") or message.get("reasoning"),
+        finish_reason=choice.get("finish_reason"),
+        token_ids=choice.get("token_ids"),
+        logprobs=[e["logprob"] for e in entries] or None,
+        prompt_token_ids=data.get("prompt_token_ids") or choice.get("prompt_token_ids"),
+        model=data.get("model") or model,
+    )

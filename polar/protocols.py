@@ -1,0 +1,162 @@
+"""The contracts, one screen each: Sandbox, Harness, Verifier, Task, Policy.
+
+An episode is a task set up in a sandbox, a harness driving an agent in it, and a verifier grading what the
+agent left behind. `polar.envs.PolarEnv` composes them; everything else implements one of these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from polar.types import ModelReply, ModelRequest
+
+# --- sandbox -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mount:
+    host_path: str
+    sandbox_path: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What a sandbox must provide. Limits apply to every command run inside it."""
+
+    image: str | None = None
+    """Container image (docker, kubernetes); the local backend shares the host's read-only system."""
+    workdir: str = "/workspace"
+    """The writable per-episode directory; commands start here."""
+    env: dict[str, str] = field(default_factory=dict)
+    mounts: tuple[Mount, ...] = ()
+    memory_mb: int | None = 4096
+    """Address-space limit per process; None for no limit."""
+    max_processes: int = 256
+    output_limit_bytes: int = 1 << 20
+    """Output kept per command; a command that prints more is stopped."""
+    command_timeout_s: float = 120.0
+    """Default per-command timeout; the whole process tree of a command that overruns is killed."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    output: str
+    """stdout and stderr, interleaved as the command wrote them."""
+    exit_code: int
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A running, isolated place to execute commands. Shell state (cwd, variables) persists between calls."""
+
+    spec: SandboxSpec
+
+    async def exec(self, command: str, timeout: float | None = None) -> ExecResult: ...
+
+    async def write(self, path: str, data: bytes | str) -> None: ...
+
+    async def read(self, path: str) -> bytes: ...
+
+    async def stop(self) -> None:
+        """Kill every process of the sandbox and remove its workspace. Safe to call twice."""
+
+
+class SandboxBackend(Protocol):
+    name: str
+
+    async def start(self, spec: SandboxSpec) -> Sandbox: ...
+
+
+# --- tasks ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WriteFile:
+    """One step of a reference solution: write this file (path relative to the workdir)."""
+
+    path: str
+    content: str
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """One step of a reference solution: run this shell command in the workdir."""
+
+    command: str
+
+
+SolutionStep = WriteFile | RunCommand
+
+
+class Task(Protocol):
+    id: str
+    instruction: str
+    """What the agent is asked to do, as the harness passes it on."""
+
+    def reference_solution(self) -> list[SolutionStep]:
+        """The steps that solve the task; the oracle policy replays them through the harness's tools."""
+        ...
+
+
+# --- harness -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HarnessExit:
+    """The harness has finished: `error` is set when it crashed rather than finished."""
+
+    final_answer: str | None = None
+    error: str | None = None
+
+
+class HarnessRun(Protocol):
+    """One harness process (or in-process agent) driving one episode."""
+
+    async def advance(self, reply: ModelReply | None) -> ModelRequest | HarnessExit:
+        """Answer the pending model call (None at the start) and wait for the next call or the exit."""
+        ...
+
+    async def stop(self) -> None: ...
+
+
+class Harness(Protocol):
+    name: str
+    version: str
+
+    async def launch(self, task: Task, sandbox: Sandbox) -> HarnessRun: ...
+
+
+# --- verifier ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Grade:
+    components: dict[str, float]
+    log: str = ""
+    artefact: dict[str, Any] | None = None
+    error: str | None = None
+    """Set when grading itself failed: the episode gets status `verifier_error` and reward 0."""
+
+
+class Verifier(Protocol):
+    async def grade(self, task: Task, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+        """Grade what the agent left in `sandbox`, on pristine tests the agent never saw or could edit,
+        in a fresh sandbox started from `backend`."""
+        ...
+
+
+# --- policy --------------------------------------------------------------------------------------------
+
+
+class Policy(Protocol):
+    """Anything that answers a model request. `task` is passed so an oracle can read the reference."""
+
+    name: str
+    model: str | None
+
+    def __call__(self, request: ModelRequest, task: Task | None = None) -> ModelReply: ...

@@ -1,0 +1,136 @@
+"""The trace spec `polar.trace/v1`: one episode, token-exact, as JSONL (one episode a line) and Parquet.
+
+The JSON Schema shipped beside this file (`trace.schema.json`) is generated from these types by
+`python -m polar.trace` and checked against them in the tests, so every trace the project writes validates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from polar.types import ModelReply, ModelRequest
+
+SCHEMA_ID = "polar.trace/v1"
+SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
+
+Status = Literal["completed", "truncated", "timeout", "harness_error", "sandbox_error", "verifier_error"]
+STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+
+
+class Turn(BaseModel):
+    """One model call: the harness's request, the policy's reply, and how long each side took."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    request: ModelRequest
+    reply: ModelReply
+    policy_latency_s: float | None = Field(default=None, description="from the observation to the step call")
+    env_latency_s: float = Field(description="from the step call to the next request (tools, harness)")
+
+
+class Named(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: str | None = None
+    model: str | None = None
+
+
+class Trace(BaseModel):
+    """One whole episode."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_id: Literal["polar.trace/v1"] = Field(default=SCHEMA_ID, alias="schema")
+    episode_id: str
+    env_id: str
+    env_version: int
+    task_id: str
+    suite: str | None = None
+    harness: Named
+    sandbox: str
+    policy: Named | None = None
+    seed: int | None = None
+    started_at: str
+    ended_at: str
+    status: Status
+    error: str | None = Field(default=None, description="what went wrong, for any status but completed")
+    turns: list[Turn]
+    verifier_log: str = ""
+    artefact: dict[str, Any] | None = Field(default=None, description="what the agent produced, re-gradable")
+    reward: float
+    reward_components: dict[str, float]
+    polar_version: str
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Trace.model_json_schema(by_alias=True)
+    schema["$id"] = SCHEMA_ID
+    return schema
+
+
+def load_schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+def append_jsonl(path: Path, traces: Iterable[Trace]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        for trace in traces:
+            f.write(trace.to_json() + "\n")
+            f.flush()
+
+
+def read_jsonl(path: Path) -> Iterator[Trace]:
+    """Yield each trace; a broken line raises ValueError naming the file and line."""
+    with Path(path).open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield Trace.model_validate_json(line)
+            except ValueError as e:
+                raise ValueError(f"{path}:{lineno}: not a valid {SCHEMA_ID} trace: {e}") from None
+
+
+def write_parquet(path: Path, traces: Iterable[Trace]) -> None:
+    """One row per episode: the scalar fields as columns, the components and turns as JSON text."""
+    import pandas as pd
+
+    rows = []
+    for t in traces:
+        rows.append(
+            {
+                "episode_id": t.episode_id,
+                "env_id": t.env_id,
+                "task_id": t.task_id,
+                "harness": t.harness.name,
+                "sandbox": t.sandbox,
+                "policy": t.policy.name if t.policy else None,
+                "model": t.policy.model if t.policy else None,
+                "seed": t.seed,
+                "status": t.status,
+                "reward": t.reward,
+                "num_turns": len(t.turns),
+                "reward_components": json.dumps(t.reward_components),
+                "started_at": t.started_at,
+                "ended_at": t.ended_at,
+                "trace": t.to_json(),
+            }
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_parquet(path, index=False)
+
+
+if __name__ == "__main__":
+    SCHEMA_PATH.write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
+    print(f"wrote {SCHEMA_PATH}")

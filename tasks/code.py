@@ -1,0 +1,106 @@
+"""Code-v0 tasks: a statement, a stub module to complete, a reference solution and hidden tests.
+
+One directory per task (`tasks/code/<id>/`): `task.toml` (id, title, difficulty, files), `statement.md`,
+`stub/<file>`, `solution/<file>` and `tests/test_*.py`. The tests never enter the agent's sandbox.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from polar.errors import TaskFormatError, UnknownNameError
+from polar.protocols import SolutionStep, WriteFile
+
+BUNDLED = Path(__file__).with_name("code")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class CodeTask:
+    id: str
+    title: str
+    difficulty: str
+    statement: str
+    stub: dict[str, str]
+    solution: dict[str, str]
+    tests: dict[str, str]
+
+    @property
+    def files(self) -> list[str]:
+        return list(self.stub)
+
+    @property
+    def instruction(self) -> str:
+        names = ", ".join(self.files)
+        return (f"{self.statement.strip()}\n\nThe code lives in the current directory: {names}. Edit "
+                f"{'it' if len(self.files) == 1 else 'them'} so the behaviour matches the description above; "
+                "hidden unit tests will check it. When you are done, submit.")
+
+    def reference_solution(self) -> list[SolutionStep]:
+        return [WriteFile(name, text) for name, text in self.solution.items()]
+
+
+def _field(meta: dict, key: str, kind: type, path: Path):
+    if key not in meta:
+        raise TaskFormatError(f"{path}: missing field {key!r}")
+    if not isinstance(meta[key], kind):
+        raise TaskFormatError(f"{path}: field {key!r} must be a {kind.__name__}, got {type(meta[key]).__name__}")
+    return meta[key]
+
+
+def load_task(directory: Path) -> CodeTask:
+    """Load one task directory; any break of the format raises TaskFormatError naming the file and field."""
+    toml_path = directory / "task.toml"
+    try:
+        meta = tomllib.loads(toml_path.read_text())
+    except FileNotFoundError:
+        raise TaskFormatError(f"{toml_path}: missing (every task directory needs a task.toml)") from None
+    except tomllib.TOMLDecodeError as e:
+        raise TaskFormatError(f"{toml_path}: not valid TOML: {e}") from None
+    task_id = _field(meta, "id", str, toml_path)
+    if task_id != directory.name:
+        raise TaskFormatError(f"{toml_path}: field 'id' is {task_id!r} but the directory is {directory.name!r}")
+    difficulty = _field(meta, "difficulty", str, toml_path)
+    if difficulty not in DIFFICULTIES:
+        raise TaskFormatError(f"{toml_path}: field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
+    files = _field(meta, "files", list, toml_path)
+    if not files or not all(isinstance(f, str) and f and "/" not in f for f in files):
+        raise TaskFormatError(f"{toml_path}: field 'files' must be a non-empty list of plain file names")
+
+    def read(path: Path) -> str:
+        try:
+            return path.read_text()
+        except FileNotFoundError:
+            raise TaskFormatError(f"{path}: missing (named by field 'files' in {toml_path})") from None
+
+    tests = {p.name: p.read_text() for p in sorted((directory / "tests").glob("test_*.py"))}
+    if not tests:
+        raise TaskFormatError(f"{directory / 'tests'}: no test_*.py files")
+    statement_path = directory / "statement.md"
+    if not statement_path.is_file():
+        raise TaskFormatError(f"{statement_path}: missing")
+    return CodeTask(
+        id=task_id,
+        title=_field(meta, "title", str, toml_path),
+        difficulty=difficulty,
+        statement=statement_path.read_text(),
+        stub={f: read(directory / "stub" / f) for f in files},
+        solution={f: read(directory / "solution" / f) for f in files},
+        tests=tests,
+    )
+
+
+def load_suite(suite: str | Path | None = None) -> list[CodeTask]:
+    """The bundled suite (`None` or "code"), or every task directory under a path, sorted by id."""
+    if suite in (None, "code"):
+        root = BUNDLED
+    else:
+        root = Path(suite)
+        if not root.is_dir():
+            raise UnknownNameError("Code-v0 suite", str(suite), ["code", "<a directory of task folders>"])
+    tasks = [load_task(d) for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
+    if not tasks:
+        raise TaskFormatError(f"{root}: no task directories")
+    return tasks
