@@ -7,10 +7,9 @@ import json
 import secrets
 from pathlib import Path
 
-from polar.tasks.code import CodeTask, load_suite
-
 from polar.protocols import Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
+from polar.tasks.code import CodeTask, load_suite
 
 RUNNER = Path(__file__).with_name("code_test_runner.py").read_text()
 GRADE_TIMEOUT_S = 120.0

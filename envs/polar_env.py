@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import gymnasium as gym
-from polar.envs.sandbox import make_backend
-from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
-from polar.harnesses import make_harness
 
 from polar import __version__, runtime
+from polar.envs.sandbox import make_backend
+from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import HarnessError, SandboxError, UnknownNameError
+from polar.harnesses import make_harness
 from polar.protocols import Grade, HarnessExit, HarnessRun, Sandbox
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest

@@ -54,7 +54,7 @@ _LOAD_LOCK = threading.Lock()
 
 def load_model(path: Path | None = None) -> LoadedModel:
     """Load (once per process and path) the tokenizer and model from a local GGUF; never touches a hub."""
-    path = (path or gguf_path()).resolve()
+    path = Path(path or gguf_path()).resolve()
     with _LOAD_LOCK:
         if path not in _LOADED:
             deps = ("torch", "transformers", "gguf", "accelerate")

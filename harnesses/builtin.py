@@ -133,7 +133,7 @@ class BuiltinRun:
         return clip(f"exit code: {result.exit_code}\n{result.output}")
 
     async def _view(self, path: str, view_range: object) -> str:
-        where = shlex.quote(posixpath.join(self.sandbox.spec.workdir, path))
+        where = shlex.quote(posixpath.normpath(posixpath.join(self.sandbox.spec.workdir, path)))
         listing = await self.sandbox.exec(
             f"test -d {where} && find {where} -maxdepth 2 -not -path '*/.*' | sort | head -200"
         )

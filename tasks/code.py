@@ -62,6 +62,7 @@ def load_task(directory: Path) -> CodeTask:
     task_id = _field(meta, "id", str, toml_path)
     if task_id != directory.name:
         raise TaskFormatError(f"{toml_path}: field 'id' is {task_id!r} but the directory is {directory.name!r}")
+    title = _field(meta, "title", str, toml_path)
     difficulty = _field(meta, "difficulty", str, toml_path)
     if difficulty not in DIFFICULTIES:
         raise TaskFormatError(f"{toml_path}: field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
@@ -83,7 +84,7 @@ def load_task(directory: Path) -> CodeTask:
         raise TaskFormatError(f"{statement_path}: missing")
     return CodeTask(
         id=task_id,
-        title=_field(meta, "title", str, toml_path),
+        title=title,
         difficulty=difficulty,
         statement=statement_path.read_text(),
         stub={f: read(directory / "stub" / f) for f in files},

@@ -11,9 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from polar.evaluation.openai_policy import OpenAIPolicy
 
 from polar.errors import PolarError
+from polar.evaluation.openai_policy import OpenAIPolicy
 from polar.types import ModelRequest
 
 TOOLS = [

@@ -11,7 +11,6 @@ import posixpath
 import shlex
 
 from polar.envs.sandbox.shell import ShellSession
-
 from polar.errors import SandboxError
 from polar.protocols import ExecResult, SandboxSpec
 

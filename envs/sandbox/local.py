@@ -21,7 +21,6 @@ from pathlib import Path
 
 from polar.envs.sandbox.base import ShellSandbox
 from polar.envs.sandbox.shell import DRIVER, ShellSession, kill_quietly, limits_prelude
-
 from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
 

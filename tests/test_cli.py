@@ -1,0 +1,60 @@
+"""The `polar` command, run as a user would."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from polar.cli import main
+
+
+def polar(*args):
+    return subprocess.run([sys.executable, "-m", "polar.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_envs_lists_ids_with_descriptions():
+    out = polar("envs")
+    assert out.returncode == 0 and "polar/Code-v0" in out.stdout and "unit tests" in out.stdout
+
+
+def test_run_oracle_writes_valid_traces_and_parquet(bwrap, tmp_path):
+    out = polar("run", "polar/Code-v0", "--policy", "oracle", "--episodes", "2", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "mean reward 1.000" in out.stdout and "solved 2/2" in out.stdout
+    assert (tmp_path / "traces.parquet").exists()
+    assert polar("trace", "validate", str(tmp_path / "traces.jsonl")).stdout.strip() == "2 valid, 0 invalid trace(s)"
+    again = polar("run", "polar/Code-v0", "--policy", "oracle", "--episodes", "1", "--out", str(tmp_path))
+    assert again.returncode == 2 and "already holds traces" in again.stderr
+
+
+def test_run_scripted_replies_from_a_file(bwrap, tmp_path):
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(["```bash\nls\n```", "submit"]))
+    out = polar("run", "polar/Code-v0", "--policy", "scripted", "--replies", str(replies), "--episodes", "1",
+                "--out", str(tmp_path / "run"))
+    assert out.returncode == 0 and "completed" in out.stdout and "mean reward 0.000" in out.stdout
+
+
+def test_trace_validate_reports_the_broken_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"schema": "polar.trace/v1", "episode_id": 3}\n')
+    out = polar("trace", "validate", str(bad))
+    assert out.returncode == 1 and f"{bad}:1: invalid" in out.stdout
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["run", "polar/Nope-v0"], "valid names: polar/Code-v0"),
+    (["run", "polar/Code-v0", "--policy", "nope"], "valid names: empty, local, openai, oracle, scripted"),
+    (["run", "polar/Code-v0", "--harness", "nope", "--policy", "empty"], "valid names: builtin"),
+])
+def test_bad_names_fail_with_the_valid_ones(argv, message, capsys, tmp_path):
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_doctor_reports_each_component():
+    out = polar("doctor")
+    assert out.returncode == 0
+    for name in ("bubblewrap", "docker", "chromium", "node", "gpu", "local model"):
+        assert name in out.stdout
