@@ -13,7 +13,7 @@ import importlib
 import time
 import uuid
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,7 +24,7 @@ from polar.envs.sandbox import make_backend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import HarnessError, SandboxError, UnknownNameError
 from polar.harnesses import make_harness
-from polar.protocols import Grade, HarnessExit, HarnessRun, Sandbox
+from polar.protocols import Grade, Harness, HarnessExit, HarnessRun, Sandbox
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
@@ -47,18 +47,22 @@ class _Episode:
     turns: list[Turn] = field(default_factory=list)
     tokens: int = 0
     done: bool = False
+    ended_early: tuple[str, str | None] | None = None
+    """(status, error) when the harness exited or timed out before its first model call."""
 
 
 class PolarEnv(gym.Env[ModelRequest, ModelReply]):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
-    def __init__(self, family: str, *, harness: str = "builtin", sandbox: str = "local", suite: str | None = None,
+    def __init__(self, family: str, *, harness: str | Harness = "builtin", sandbox: str = "local",
+                 suite: str | None = None,
                  max_turns: int = 30, time_limit_s: float = 900.0, max_tokens: int | None = None,
                  render_mode: str | None = None):
         """
         Args:
             family: the env family (`code`); `gym.make("polar/Code-v0")` fills it in.
-            harness: the agent harness driving the episode (`builtin`, ...).
+            harness: the agent harness driving the episode: a registered name (`builtin`, `claude-code`, ...)
+                or any object implementing `polar.protocols.Harness`.
             sandbox: where the agent's commands run (`local` = bubblewrap, `process` = unisolated).
             suite: a bundled suite name or a directory of tasks; None for the family's default.
             max_turns: model calls before the episode is truncated.
@@ -72,7 +76,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         module, attr = FAMILIES[family].split(":")
         self.family = getattr(importlib.import_module(module), attr)()
         self.tasks = self.family.load_tasks(suite)
-        self.harness = make_harness(harness)
+        self.harness = make_harness(harness) if isinstance(harness, str) else harness
         self.backend = make_backend(sandbox)
         self.suite = suite or self.family.default_suite
         self.sandbox_name = sandbox
@@ -138,19 +142,27 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         )
         self._episode = ep
         try:
-            ep.sandbox = await self.backend.start(self.family.sandbox_spec(task))
+            spec = self.family.sandbox_spec(task)
+            spec = replace(spec, mounts=spec.mounts + self.harness.sandbox_mounts())
+            ep.sandbox = await self.backend.start(spec)
             await self.family.setup(task, ep.sandbox)
             ep.run = await self.harness.launch(task, ep.sandbox)
-            first = await ep.run.advance(None)
         except BaseException:
             await self._finish_quietly()
             raise
-        if isinstance(first, HarnessExit):
-            await self._finish_quietly()
-            raise HarnessError(f"harness {self.harness.name!r} exited before its first model call: "
-                               f"{first.error or first.final_answer or 'no output'}")
+        try:
+            first = await _wait(ep.run.advance(None), ep.deadline - time.monotonic())
+        except TimeoutError:
+            first = HarnessExit(error="timeout")
+        if isinstance(first, HarnessExit):  # no model call at all: the next step ends the episode
+            ep.ended_early = ("timeout", f"no model call within the {self.time_limit_s:g}s time limit") \
+                if first.error == "timeout" else ("harness_error" if first.error else "completed", first.error)
+            first = ModelRequest(messages=[])
         ep.pending, ep.observed_at = first, time.monotonic()
-        return first, self._info()
+        info = self._info()
+        if ep.ended_early:
+            info["status"] = ep.ended_early[0]
+        return first, info
 
     def _pick_task(self, task_id: str | None):
         if task_id is not None:
@@ -172,7 +184,10 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         error: str | None = None
         nxt: ModelRequest | HarnessExit | None = None
         try:
-            nxt = await _wait(ep.run.advance(reply), ep.deadline - started)
+            if ep.ended_early:
+                status, error = ep.ended_early
+            else:
+                nxt = await _wait(ep.run.advance(reply), ep.deadline - started)
         except TimeoutError:
             status, error = "timeout", f"the episode's {self.time_limit_s:g}s time limit ran out"
         except SandboxError as e:

@@ -13,7 +13,7 @@ import re
 import shlex
 
 from polar import __version__
-from polar.protocols import HarnessExit, Sandbox, Task
+from polar.protocols import HarnessExit, Mount, Sandbox, Task
 from polar.types import ModelReply, ModelRequest, ToolCall
 
 OBSERVATION_CHARS = 12_000
@@ -172,6 +172,9 @@ def _str(args: dict, key: str) -> str:
 class BuiltinHarness:
     name = "builtin"
     version = __version__
+
+    def sandbox_mounts(self) -> tuple[Mount, ...]:
+        return ()
 
     async def launch(self, task: Task, sandbox: Sandbox) -> BuiltinRun:
         return BuiltinRun(task, sandbox)

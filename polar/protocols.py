@@ -128,6 +128,10 @@ class Harness(Protocol):
     name: str
     version: str
 
+    def sandbox_mounts(self) -> tuple[Mount, ...]:
+        """What the sandbox must mount for this harness (its install, the gateway socket)."""
+        ...
+
     async def launch(self, task: Task, sandbox: Sandbox) -> HarnessRun: ...
 
 

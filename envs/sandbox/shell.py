@@ -96,6 +96,8 @@ class ShellSession:
         self._lock = asyncio.Lock()
         self._counter = 0
         self._infra: set[int] = set()
+        self._since: int | None = None  # when the running command began, in boot ticks
+        self._running: asyncio.Task | None = None
 
     async def start(self) -> None:
         try:
@@ -112,7 +114,19 @@ class ShellSession:
         self._infra = set(descendants(self.proc.pid))  # the driver and any wrapper between: never a command's
 
     async def run(self, command: str, timeout: float | None = None, output_limit: int | None = None) -> ExecResult:
+        """Run one command. If the caller is cancelled, the command is killed and the protocol read to its
+        end in the background, so the next command starts cleanly."""
+        task = asyncio.ensure_future(self._run_locked(command, timeout, output_limit))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if self._running is task and self._since is not None:
+                self._stop_command(self._since)
+            raise
+
+    async def _run_locked(self, command: str, timeout: float | None, output_limit: int | None) -> ExecResult:
         async with self._lock:
+            self._running = asyncio.current_task()
             note = ""
             if self.proc is None or self.proc.returncode is not None:
                 await self._restart()
@@ -136,6 +150,7 @@ class ShellSession:
         marker = b"\x1e" + nonce + b" "
         body = command.encode("utf-8", errors="surrogateescape")
         started, since = time.monotonic(), boot_ticks()
+        self._since = since
         try:
             self.proc.stdin.write(nonce + b" %d\n" % len(body) + body)
             await self.proc.stdin.drain()

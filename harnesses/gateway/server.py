@@ -87,6 +87,16 @@ class Gateway:
         self.max_body_bytes = max_body_bytes
         self.sessions: dict[str, GatewaySession] = {}
         self._runner: web.AppRunner | None = None
+        self._starting: asyncio.Lock | None = None
+
+    async def ensure_started(self) -> Gateway:
+        """Start the server unless it already runs (safe to call from many episodes at once)."""
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._runner is None:
+                await self.start()
+        return self
 
     @property
     def socket_dir(self) -> str:
@@ -211,3 +221,15 @@ async def _json_body(http: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     return body
+
+
+
+_shared: Gateway | None = None
+
+
+def shared_gateway() -> Gateway:
+    """The process's one gateway (Unix socket only). Its socket path is fixed now; it starts on first use."""
+    global _shared
+    if _shared is None:
+        _shared = Gateway()
+    return _shared

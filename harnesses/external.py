@@ -1,0 +1,163 @@
+"""What every external CLI harness shares, written once: install, sandbox channel, launch, exit.
+
+An adapter (one short file each) only says which package to install, which environment variables and
+config files point the CLI at the gateway, and its command line. This module installs the package once per
+host (cached, pinned, mounted read-only into sandboxes), opens a gateway session, starts the in-sandbox
+bridge from loopback TCP to the gateway's Unix socket, launches the CLI in the background, and turns its
+model calls into env steps until it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from polar.errors import HarnessError
+from polar.harnesses.gateway.server import Gateway, GatewaySession, PendingCall, shared_gateway
+from polar.protocols import HarnessExit, Mount, Sandbox, Task
+from polar.types import ModelReply, ModelRequest
+
+GATEWAY_DIR = "/run/polar"
+TOOLS_DIR = "/opt/polar"
+BRIDGE_PORT = 4000
+STATE = "/tmp/polar"
+BRIDGE = Path(__file__).with_name("gateway") / "bridge.py"
+EXIT_POLL_S = 0.2
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("POLAR_CACHE", Path.home() / ".cache" / "polar")) / "harnesses"
+
+
+class ExternalHarness:
+    """Base class of the CLI adapters. Subclasses set the attributes and override `env`, `files`, `command`."""
+
+    name: str
+    package: str
+    """npm package (or PyPI distribution when `installer == "pip"`)."""
+    version: str
+    """The pinned version that is installed and recorded in traces."""
+    bin: str
+    """The executable, relative to the install directory."""
+    installer = "npm"
+    model = "polar"
+    """The model name the CLI is told to use; the gateway session accepts it."""
+    extra_models: tuple[str, ...] = ()
+
+    # --- what an adapter says ----------------------------------------------------------------------
+
+    def env(self, base_url: str) -> dict[str, str]:
+        """Environment variables for the CLI; `base_url` is the gateway session's root inside the sandbox."""
+        return {}
+
+    def files(self, base_url: str) -> dict[str, str]:
+        """Config files to write before launch, by absolute path inside the sandbox."""
+        return {}
+
+    def command(self, exe: str) -> str:
+        """The shell command that runs the CLI once, non-interactively; the task is in $POLAR_INSTRUCTION."""
+        raise NotImplementedError
+
+    # --- written once for all adapters ---------------------------------------------------------------
+
+    @property
+    def install_dir(self) -> Path:
+        return cache_root() / f"{self.name}-{self.version}"
+
+    @property
+    def exe(self) -> str:
+        return f"{TOOLS_DIR}/{self.name}/{self.bin}"
+
+    def ensure_installed(self) -> Path:
+        """Install the pinned package once per host; concurrent processes wait on a file lock."""
+        target = self.install_dir
+        if (target / ".installed").exists():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.parent / f".{self.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (target / ".installed").exists():
+                target.mkdir(exist_ok=True)
+                if self.installer == "npm":
+                    argv = ["npm", "install", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error",
+                            f"{self.package}@{self.version}"]
+                else:
+                    argv = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
+                            str(target / "site"), f"{self.package}=={self.version}"]
+                done = subprocess.run(argv, capture_output=True, text=True)
+                if done.returncode != 0:
+                    raise HarnessError(f"installing {self.package}@{self.version} failed ({' '.join(argv)}):\n"
+                                       f"{done.stderr[-3000:]}")
+                (target / ".installed").write_text(self.version)
+        return target
+
+    def sandbox_mounts(self) -> tuple[Mount, ...]:
+        return (Mount(shared_gateway().socket_dir, GATEWAY_DIR),
+                Mount(str(self.ensure_installed()), f"{TOOLS_DIR}/{self.name}"))
+
+    async def launch(self, task: Task, sandbox: Sandbox) -> ExternalRun:
+        gateway = await shared_gateway().ensure_started()
+        if not any(m.sandbox_path == GATEWAY_DIR for m in sandbox.spec.mounts):
+            raise HarnessError(f"the sandbox was started without the gateway mount at {GATEWAY_DIR}")
+        session = gateway.open_session(models={self.model, *self.extra_models})
+        base_url = f"http://127.0.0.1:{BRIDGE_PORT}/s/{session.id}"
+        await sandbox.write(f"{STATE}/bridge.py", BRIDGE.read_text())
+        await sandbox.write(f"{STATE}/instruction.md", task.instruction)
+        for path, text in self.files(base_url).items():
+            await sandbox.write(path, text)
+        started = await sandbox.exec(  # no `exit` here: it would end the sandbox's persistent shell
+            f"(cd {STATE} && nohup python3 bridge.py {BRIDGE_PORT} {GATEWAY_DIR}/gateway.sock > bridge.log 2>&1 &); "
+            f"up=; for i in $(seq 200); do if (exec 3<>/dev/tcp/127.0.0.1/{BRIDGE_PORT}) 2>/dev/null; then up=1; "
+            f"break; fi; sleep 0.05; done; [ -n \"$up\" ] || {{ cat {STATE}/bridge.log; false; }}", timeout=30)
+        if started.exit_code != 0:
+            gateway.close_session(session.id)
+            raise HarnessError(f"the gateway bridge did not start in the sandbox: {started.output[-1000:]}")
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env(base_url).items())
+        launch = (f'export POLAR_INSTRUCTION="$(cat {STATE}/instruction.md)"; cd {sandbox.spec.workdir}; '
+                  f"{env} {self.command(self.exe)}; echo $? > {STATE}/harness.exit")
+        await sandbox.exec(f"(nohup bash -c {shlex.quote(launch)} > {STATE}/harness.log 2>&1 < /dev/null &)")
+        return ExternalRun(sandbox, gateway, session)
+
+
+class ExternalRun:
+    """One CLI process: its model calls come in through the gateway session; its exit ends the episode."""
+
+    def __init__(self, sandbox: Sandbox, gateway: Gateway, session: GatewaySession):
+        self.sandbox, self.gateway, self.session = sandbox, gateway, session
+        self.pending: PendingCall | None = None
+
+    async def advance(self, reply: ModelReply | None) -> ModelRequest | HarnessExit:
+        if reply is not None and self.pending is not None and not self.pending.reply.done():
+            self.pending.reply.set_result(reply)
+        self.pending = None
+        call = asyncio.ensure_future(self.session.next_call())
+        exited = asyncio.ensure_future(self._wait_for_exit())
+        try:
+            done, _ = await asyncio.wait({call, exited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (call, exited):
+                if not waiter.done():
+                    waiter.cancel()
+        if call in done:
+            self.pending = call.result()
+            return self.pending.request
+        return exited.result()
+
+    async def _wait_for_exit(self) -> HarnessExit:
+        while True:
+            result = await self.sandbox.exec(f"cat {STATE}/harness.exit 2>/dev/null")
+            if result.output.strip().lstrip("-").isdigit():
+                code = int(result.output.strip())
+                log = (await self.sandbox.exec(f"tail -c 4000 {STATE}/harness.log")).output
+                if code == 0:
+                    return HarnessExit(final_answer=log)
+                return HarnessExit(final_answer=log, error=f"the harness exited with code {code}:\n{log[-2000:]}")
+            await asyncio.sleep(EXIT_POLL_S)
+
+    async def stop(self) -> None:
+        self.gateway.close_session(self.session.id)
