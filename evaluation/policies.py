@@ -6,12 +6,15 @@ reply by how many assistant turns the request already holds, so one object serve
 
 from __future__ import annotations
 
+import base64
 import json
+import posixpath
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
 from polar.errors import UnknownNameError
-from polar.protocols import RunCommand, Task, WriteFile
+from polar.protocols import Task, WriteFile
 from polar.types import ModelReply, ModelRequest, ToolCall
 
 POLICIES = ("scripted", "empty", "oracle", "openai", "local")
@@ -35,16 +38,33 @@ class ScriptedPolicy:
         return self.replies[turn].model_copy(deep=True) if turn < len(self.replies) else ModelReply(content="")
 
 
-# How each harness names its tools. The oracle speaks whichever of these the request offers.
-_WRITE_TOOLS = {
-    "create": lambda path, text: {"path": path, "file_text": text},
-}
-_SHELL_TOOLS = {"bash": "command"}
+# Shell tools by name, in order of preference; the argument is found from the tool's own schema.
+_SHELL_NAMES = ("bash", "Bash", "run_shell_command", "exec_command", "shell", "shell_command", "run_command")
 _FINISH_TOOLS = ("submit",)
+# Harnesses without tool calling (mini-swe-agent) say in their prompt which command ends the episode.
+_FINISH_COMMANDS = ("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "echo MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def _shell_tool(request: ModelRequest) -> tuple[str, str, str] | None:
+    """(tool name, argument name, argument type) of the request's shell tool, read from its schema."""
+    found = {}
+    for tool in request.tools:
+        fn = tool.get("function", tool)
+        props = (fn.get("parameters") or {}).get("properties") or {}
+        for arg in ("command", "cmd"):
+            if arg in props:
+                found[fn.get("name")] = (fn.get("name"), arg, props[arg].get("type", "string"))
+                break
+    return next((found[n] for n in _SHELL_NAMES if n in found), None)
 
 
 class OraclePolicy:
-    """Replays the task's reference solution through the harness's own tools, then finishes."""
+    """Replays the task's reference solution through the harness's own tools, then finishes.
+
+    File writes and commands go through the harness's shell tool (found by name and schema in the
+    request), so the harness itself executes them; a harness without tools gets fenced bash blocks.
+    Files are written from base64, which every harness's command filter lets through.
+    """
 
     name = "oracle"
     model = None
@@ -54,39 +74,35 @@ class OraclePolicy:
             raise ValueError("the oracle policy needs the task: call it as policy(request, env.unwrapped.current_task)")
         steps = task.reference_solution()
         turn = assistant_turns(request)
-        tools = set(request.tool_names())
         if turn < len(steps):
-            return self._step(steps[turn], tools, turn)
-        finish = next((t for t in _FINISH_TOOLS if t in tools), None)
+            step = steps[turn]
+            command = _write_command(step.path, step.content) if isinstance(step, WriteFile) else step.command
+            return self._run(request, command, turn)
+        finish = next((t for t in _FINISH_TOOLS if t in request.tool_names()), None)
         if finish:
             return ModelReply(tool_calls=[ToolCall(id=f"call_oracle_{turn}", name=finish)], finish_reason="tool_calls")
-        return ModelReply(content="submit", finish_reason="stop")
+        prompt = "\n".join(str(m.get("content") or "") for m in request.messages if m.get("role") == "system")
+        command = next((c for c in _FINISH_COMMANDS if c in prompt), None)
+        if command and not request.tools:
+            return ModelReply(content=f"Done.\n```bash\n{command}\n```", finish_reason="stop")
+        return ModelReply(content="done\nsubmit", finish_reason="stop")
 
-    def _step(self, step: WriteFile | RunCommand, tools: set[str], turn: int) -> ModelReply:
-        call_id = f"call_oracle_{turn}"
-        if isinstance(step, WriteFile):
-            write = next((t for t in _WRITE_TOOLS if t in tools), None)
-            if write:
-                args = _WRITE_TOOLS[write](step.path, step.content)
-                return ModelReply(tool_calls=[ToolCall(id=call_id, name=write, arguments=json.dumps(args))],
-                                  finish_reason="tool_calls")
-            command = _heredoc(step.path, step.content)
-        else:
-            command = step.command
-        shell = next((t for t in _SHELL_TOOLS if t in tools), None)
-        if shell:
-            args = {_SHELL_TOOLS[shell]: command}
-            return ModelReply(tool_calls=[ToolCall(id=call_id, name=shell, arguments=json.dumps(args))],
-                              finish_reason="tool_calls")
-        return ModelReply(content=f"```bash\n{command}\n```", finish_reason="stop")
+    def _run(self, request: ModelRequest, command: str, turn: int) -> ModelReply:
+        shell = _shell_tool(request)
+        if shell is None:
+            return ModelReply(content=f"```bash\n{command}\n```", finish_reason="stop")
+        name, arg, kind = shell
+        value: str | list[str] = ["bash", "-lc", command] if kind == "array" else command
+        call = ToolCall(id=f"call_oracle_{turn}", name=name, arguments=json.dumps({arg: value}))
+        return ModelReply(tool_calls=[call], finish_reason="tool_calls")
 
 
-def _heredoc(path: str, text: str) -> str:
-    marker = "POLAR_EOF"
-    while marker in text:
-        marker += "_"
-    body = text if text.endswith("\n") else text + "\n"
-    return f"mkdir -p \"$(dirname '{path}')\" && cat > '{path}' <<'{marker}'\n{body}{marker}"
+def _write_command(path: str, text: str) -> str:
+    """A shell command that writes `text` to `path` exactly. Base64 keeps it free of quotes, `$(...)`,
+    backticks and heredocs, which some harnesses' command filters refuse."""
+    folder = posixpath.dirname(path)
+    mkdir = f"mkdir -p {shlex.quote(folder)} && " if folder else ""
+    return f"{mkdir}printf %s {base64.b64encode(text.encode()).decode()} | base64 -d > {shlex.quote(path)}"
 
 
 def make_policy(name: str, **options: Any):

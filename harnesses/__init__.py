@@ -1,4 +1,4 @@
-"""Agent harnesses by name. The built-in agent runs in-process; external CLIs come through the gateway."""
+"""Agent harnesses by name. The built-in agent runs in-process; external CLIs reach it through the gateway."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from polar.protocols import Harness
 
 HARNESSES = {
     "builtin": "polar.harnesses.builtin:BuiltinHarness",
+    "claude-code": "polar.harnesses.claude_code:ClaudeCode",
+    "codex": "polar.harnesses.codex:Codex",
+    "gemini-cli": "polar.harnesses.gemini_cli:GeminiCli",
 }
+
+
+EXTERNAL = [name for name in HARNESSES if name != "builtin"]
 
 
 def make_harness(name: str) -> Harness:

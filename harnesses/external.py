@@ -31,7 +31,11 @@ EXIT_POLL_S = 0.2
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("POLAR_CACHE", Path.home() / ".cache" / "polar")) / "harnesses"
+    """Where harnesses are installed: $POLAR_CACHE, else a place the sandboxes' own uids can read."""
+    if "POLAR_CACHE" in os.environ:
+        return Path(os.environ["POLAR_CACHE"]) / "harnesses"
+    # as root, sandboxes run as other uids, which cannot enter /root
+    return Path("/var/cache/polar/harnesses") if os.geteuid() == 0 else Path.home() / ".cache/polar/harnesses"
 
 
 class ExternalHarness:
@@ -78,7 +82,7 @@ class ExternalHarness:
         target = self.install_dir
         if (target / ".installed").exists():
             return target
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
         with open(target.parent / f".{self.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (target / ".installed").exists():

@@ -23,3 +23,9 @@ def require_binary(name: str, install: str) -> str:
 @pytest.fixture(scope="session")
 def bwrap() -> str:
     return require_binary("bwrap", "apt-get install bubblewrap")
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    require_binary("npm", "install Node.js 20+ with npm")
+    return require_binary("node", "install Node.js 20+")

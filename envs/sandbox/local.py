@@ -4,8 +4,9 @@ Only the system directories (`/usr`, `/etc` and the `/bin`, `/lib` links) are vi
 host's home, the project's files and everything else are absent unless a `Mount` names them. Each sandbox
 gets its own pid, network (loopback only), user, IPC and UTS namespaces. When polar runs as root, each
 sandbox also runs as a uid of its own, so the per-uid process limit contains a fork bomb and every
-leftover process can be found and killed by uid. `/tmp` and `$HOME` live next to the workspace on disk, not
-in memory.
+leftover process can be found and killed by uid, and where the machine lets polar create cgroups, each
+sandbox gets one capping its memory and process count (else per-process rlimits do). `/tmp` and `$HOME` live
+next to the workspace on disk, not in memory.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from polar.envs.sandbox.base import ShellSandbox
+from polar.envs.sandbox.cgroup import Cgroup
 from polar.envs.sandbox.shell import DRIVER, ShellSession, kill_quietly, limits_prelude
 from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
@@ -56,9 +58,10 @@ def _path_env() -> str:
 class LocalSandbox(ShellSandbox):
     backend = "local"
 
-    def __init__(self, spec: SandboxSpec, session: ShellSession, root: Path, uid: int | None):
+    def __init__(self, spec: SandboxSpec, session: ShellSession, root: Path, uid: int | None,
+                 cgroup: Cgroup | None):
         super().__init__(spec, session)
-        self.root, self.uid = root, uid
+        self.root, self.uid, self.cgroup = root, uid, cgroup
 
     async def stop(self) -> None:
         if self.stopped:
@@ -66,6 +69,8 @@ class LocalSandbox(ShellSandbox):
         await super().stop()
         if self.uid is not None:
             await _kill_uid(self.uid)
+        if self.cgroup is not None:
+            self.cgroup.remove()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -129,12 +134,19 @@ class LocalBackend:
         argv += ["--remount-ro", "/", "--chdir", spec.workdir, "--clearenv"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
-        argv += ["bash", "--noprofile", "--norc", "-c", limits_prelude(spec.memory_mb, spec.max_processes) + DRIVER]
+        # a cgroup caps real memory use; without one, fall back to capping each process's address space
+        cgroup = Cgroup.create(root.name, spec.memory_mb, spec.max_processes) if uid is not None else None
+        prelude = limits_prelude(None if cgroup else spec.memory_mb, spec.max_processes)
+        argv += ["bash", "--noprofile", "--norc", "-c", prelude + DRIVER]
+        if cgroup is not None:
+            argv = ["sh", "-c", f'{cgroup.enter_command()} && exec "$@"', "polar-sandbox", *argv]
         session = ShellSession(argv, output_limit=spec.output_limit_bytes, default_timeout=spec.command_timeout_s)
         try:
             await session.start()
         except BaseException:
             await session.close()
+            if cgroup is not None:
+                cgroup.remove()
             shutil.rmtree(root, ignore_errors=True)
             raise
-        return LocalSandbox(spec, session, root, uid)
+        return LocalSandbox(spec, session, root, uid, cgroup)

@@ -37,8 +37,11 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
     if system:
         messages.append({"role": "system", "content": text_of(system)})
     for i, m in enumerate(require(body, "messages", list)):
-        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            raise ApiError(400, f"messages[{i}].role must be 'user' or 'assistant'")
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant", "system"):
+            raise ApiError(400, f"messages[{i}].role must be 'user', 'assistant' or 'system'")
+        if m["role"] == "system":  # Claude Code puts environment notes in system turns mid-conversation
+            messages.append({"role": "system", "content": text_of(m.get("content"))})
+            continue
         blocks = _blocks(m.get("content"))
         if m["role"] == "assistant":
             messages.append(_assistant(blocks))

@@ -1,0 +1,20 @@
+"""Claude Code (`@anthropic-ai/claude-code`), speaking Anthropic Messages to the gateway."""
+
+from polar.harnesses.external import ExternalHarness
+
+
+class ClaudeCode(ExternalHarness):
+    name = "claude-code"
+    package = "@anthropic-ai/claude-code"
+    version = "2.1.332"
+    bin = "node_modules/.bin/claude"
+    model = "claude-sonnet-4-5"
+    """A name the CLI knows, so it sends its usual request shape; the env's policy answers whatever it says."""
+
+    def env(self, base_url: str) -> dict[str, str]:
+        return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "polar", "ANTHROPIC_MODEL": self.model,
+                "ANTHROPIC_SMALL_FAST_MODEL": self.model, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+
+    def command(self, exe: str) -> str:
+        return f'{exe} -p "$POLAR_INSTRUCTION" --dangerously-skip-permissions --output-format json'
