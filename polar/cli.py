@@ -109,6 +109,24 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
     return 1 if bad or not good else 0
 
 
+def cmd_harnesses(args: argparse.Namespace) -> int:
+    from polar.harnesses import EXTERNAL, HARNESSES, make_harness
+
+    if args.install:
+        names = EXTERNAL if args.install == ["all"] else args.install
+        for name in names:
+            harness = make_harness(name)
+            print(f"installing {name} {harness.version} ...", flush=True)
+            print(f"  {harness.ensure_installed()}")
+        return 0
+    for name in HARNESSES:
+        harness = make_harness(name)
+        where = getattr(harness, "install_dir", None)
+        state = "built in" if where is None else ("installed" if (where / ".installed").exists() else "not installed")
+        print(f"{name:<16} {harness.version:<10} {state}")
+    return 0
+
+
 def _check(name: str, ok: bool, detail: str, fix: str) -> bool:
     print(f"{'ok' if ok else 'MISSING':<8} {name:<12} {detail if ok else fix}")
     return ok
@@ -169,6 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate = trace.add_parser("validate", help="check JSONL traces against the polar.trace/v1 schema")
     validate.add_argument("files", nargs="+")
     validate.set_defaults(fn=cmd_trace_validate)
+
+    harnesses = sub.add_parser("harnesses", help="list the harnesses, or install external ones ahead of time")
+    harnesses.add_argument("--install", nargs="+", metavar="NAME", help="harness names, or `all`")
+    harnesses.set_defaults(fn=cmd_harnesses)
 
     sub.add_parser("doctor", help="which optional components are present, and how to get the rest").set_defaults(
         fn=cmd_doctor)

@@ -79,3 +79,10 @@ def test_main_job_runs_the_local_model_and_records_tokens(bwrap, tmp_path):
     for turn in trace.turns:
         assert turn.reply.token_ids and len(turn.reply.logprobs) == len(turn.reply.token_ids)
         assert turn.reply.prompt_token_ids
+
+
+def test_harnesses_lists_every_harness_with_its_version():
+    out = polar("harnesses")
+    assert out.returncode == 0
+    for name in ("builtin", "claude-code", "codex", "gemini-cli"):
+        assert name in out.stdout
