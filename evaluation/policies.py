@@ -83,8 +83,8 @@ class OraclePolicy:
             return ModelReply(tool_calls=[ToolCall(id=f"call_oracle_{turn}", name=finish)], finish_reason="tool_calls")
         prompt = "\n".join(str(m.get("content") or "") for m in request.messages if m.get("role") == "system")
         command = next((c for c in _FINISH_COMMANDS if c in prompt), None)
-        if command and not request.tools:
-            return ModelReply(content=f"Done.\n```bash\n{command}\n```", finish_reason="stop")
+        if command:
+            return self._run(request, command, turn)
         return ModelReply(content="done\nsubmit", finish_reason="stop")
 
     def _run(self, request: ModelRequest, command: str, turn: int) -> ModelReply:

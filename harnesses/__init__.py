@@ -12,6 +12,10 @@ HARNESSES = {
     "claude-code": "polar.harnesses.claude_code:ClaudeCode",
     "codex": "polar.harnesses.codex:Codex",
     "gemini-cli": "polar.harnesses.gemini_cli:GeminiCli",
+    "qwen-code": "polar.harnesses.qwen_code:QwenCode",
+    "opencode": "polar.harnesses.opencode:Opencode",
+    "pi": "polar.harnesses.pi:Pi",
+    "mini-swe-agent": "polar.harnesses.mini_swe_agent:MiniSweAgent",
 }
 
 

@@ -67,6 +67,9 @@ class ExternalHarness:
         """The shell command that runs the CLI once, non-interactively; the task is in $POLAR_INSTRUCTION."""
         raise NotImplementedError
 
+    def after_install(self, target: Path) -> None:
+        """Fix-ups to a fresh install (a missing execute bit, say)."""
+
     # --- written once for all adapters ---------------------------------------------------------------
 
     @property
@@ -92,11 +95,12 @@ class ExternalHarness:
                             f"{self.package}@{self.version}"]
                 else:
                     argv = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
-                            str(target / "site"), f"{self.package}=={self.version}"]
+                            str(target / self.bin), f"{self.package}=={self.version}"]
                 done = subprocess.run(argv, capture_output=True, text=True)
                 if done.returncode != 0:
                     raise HarnessError(f"installing {self.package}@{self.version} failed ({' '.join(argv)}):\n"
                                        f"{done.stderr[-3000:]}")
+                self.after_install(target)
                 (target / ".installed").write_text(self.version)
         return target
 

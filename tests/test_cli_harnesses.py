@@ -36,4 +36,4 @@ def test_oracle_through_the_harness_own_tools_scores_1(env):
 
 def test_answering_done_scores_0(env):
     trace = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id="run_length_encoding")
-    assert trace.reward == 0.0 and trace.status in ("completed", "truncated"), trace.error
+    assert trace.reward == 0.0, trace.error

@@ -1,0 +1,37 @@
+"""opencode (`opencode-ai`), speaking OpenAI Chat Completions through its bundled openai-compatible provider."""
+
+import json
+
+from polar.harnesses.external import ExternalHarness
+
+CONFIG = "/home/polar/.config/opencode"
+
+
+class Opencode(ExternalHarness):
+    name = "opencode"
+    package = "opencode-ai"
+    version = "1.18.33"
+    bin = "node_modules/.bin/opencode"
+    model = "polar-coder"
+    """Not containing `gpt-`: opencode swaps its write/edit tools for apply_patch on such ids."""
+
+    def env(self, base_url: str) -> dict[str, str]:
+        return {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_FFF": "1",
+                "TMPDIR": "/home/polar/tmp"}
+
+    def files(self, base_url: str) -> dict[str, str]:
+        config = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+                  "model": f"polar/{self.model}", "small_model": f"polar/{self.model}",
+                  "provider": {"polar": {"npm": "@ai-sdk/openai-compatible", "name": "polar",
+                                         "options": {"baseURL": f"{base_url}/v1", "apiKey": "polar"},
+                                         "models": {self.model: {"name": self.model, "tool_call": True}}}}}
+        plugin = {"@opencode-ai/plugin": self.version}  # present, so opencode does not npm-install it at start
+        return {f"{CONFIG}/opencode.json": json.dumps(config, indent=2),
+                f"{CONFIG}/package.json": json.dumps({"dependencies": plugin}),
+                f"{CONFIG}/package-lock.json": json.dumps({"lockfileVersion": 3,
+                                                           "packages": {"": {"dependencies": plugin}}}),
+                f"{CONFIG}/node_modules/.keep": "", "/home/polar/tmp/.keep": ""}
+
+    def command(self, exe: str) -> str:
+        # on stdin: given as an argument, opencode wraps a prompt with spaces in literal quotes
+        return f'printf %s "$POLAR_INSTRUCTION" | {exe} run --auto --title polar'

@@ -1,0 +1,25 @@
+"""Qwen Code (`@qwen-code/qwen-code`), speaking OpenAI Chat Completions to the gateway."""
+
+from pathlib import Path
+
+from polar.harnesses.external import ExternalHarness
+
+
+class QwenCode(ExternalHarness):
+    name = "qwen-code"
+    package = "@qwen-code/qwen-code"
+    version = "0.24.4"
+    bin = "node_modules/.bin/qwen"
+    model = "qwen3-coder"
+
+    def after_install(self, target: Path) -> None:
+        for rg in target.glob("node_modules/@qwen-code/qwen-code/vendor/ripgrep/*/rg"):
+            rg.chmod(0o755)  # shipped without its execute bit
+
+    def env(self, base_url: str) -> dict[str, str]:
+        return {"OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_KEY": "polar", "OPENAI_MODEL": self.model,
+                "QWEN_USAGE_STATISTICS_ENABLED": "false", "QWEN_TELEMETRY_ENABLED": "false",
+                "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+
+    def command(self, exe: str) -> str:
+        return f'{exe} --yolo -o text "$POLAR_INSTRUCTION"'
