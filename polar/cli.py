@@ -82,6 +82,75 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    import asyncio
+
+    import gymnasium as gym
+    from tqdm import tqdm
+
+    from polar.envs.registration import ENVS, register_envs
+    from polar.evaluation.evaluate import EvalRun, EvalSettings, run_eval, suite_hash, write_outputs
+
+    register_envs()
+    if args.env_id not in ENVS:
+        raise UnknownNameError("env id", args.env_id, ENVS)
+    policy = _policy(args)  # fails fast (an endpoint that is down) before any sandbox starts
+
+    def make_env():
+        return gym.make(args.env_id, harness=args.harness, sandbox=args.sandbox, suite=args.suite,
+                        max_turns=args.max_turns, time_limit_s=args.time_limit)
+
+    probe = make_env().unwrapped
+    tasks = probe.tasks
+    if args.tasks:
+        wanted = args.tasks.split(",")
+        unknown = sorted(set(wanted) - set(probe.task_ids))
+        if unknown:
+            raise UnknownNameError("task id", unknown[0], probe.task_ids)
+        tasks = [t for t in tasks if t.id in wanted]
+    outcome = next(c.name for c in probe.family.reward.components if c.kind == "outcome")
+    settings = EvalSettings(
+        env_id=args.env_id, harness=args.harness, sandbox=args.sandbox, policy=args.policy,
+        model=getattr(policy, "model", None), suite=probe.suite, suite_hash=suite_hash(tasks),
+        tasks=tuple(t.id for t in tasks), k=args.k, seed=args.seed, max_turns=args.max_turns,
+        time_limit_s=args.time_limit)
+    out = Path(args.out or f"runs/eval-{args.env_id.split('/')[-1]}-{args.harness}-{args.policy}")
+    run = EvalRun.open(out, settings)
+    total = len(tasks) * args.k
+    print(f"{args.env_id}: {len(tasks)} task(s) x k={args.k}, {args.jobs} at once, harness={args.harness}, "
+          f"policy={args.policy} -> {out}" + (f" (resuming: {len(run.done)} done)" if run.done else ""), flush=True)
+    bar = tqdm(total=total, initial=len(run.done), unit="ep", dynamic_ncols=True)
+
+    def progress(_trace) -> None:
+        traces = list(run.done.values())
+        passed = sum(t.reward_components.get(outcome, 0.0) >= 1.0 for t in traces)
+        bar.set_postfix(pass_rate=f"{passed / len(traces):.2f}",
+                        mean_reward=f"{sum(t.reward for t in traces) / len(traces):.3f}")
+        bar.update(1)
+
+    try:
+        asyncio.run(run_eval(run, make_env, policy, args.jobs, progress))
+    finally:
+        bar.close()
+    summary = write_outputs(run, outcome)
+    _print_summary(summary, out)
+    return 0
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    rows = [("episodes", f"{summary['episodes']}/{summary['expected_episodes']}")]
+    rows += [(key, f"{value:.3f}") for key, value in summary.items() if key.startswith("pass@") and value is not None]
+    rows += [("mean reward", f"{summary['mean_reward']:.3f}")]
+    rows += [(f"  {name}", f"{value:.3f}") for name, value in summary["components"].items()]
+    rows += [("mean turns", f"{summary['mean_turns']:.1f}"), ("tokens sampled", str(summary["tokens"])),
+             ("wall time", f"{summary['wall_time_s']:.1f}s")]
+    rows += [(f"status {s}", str(n)) for s, n in summary["status_counts"].items() if n]
+    width = max(len(k) for k, _ in rows)
+    print("\n".join(f"{k:<{width}}  {v}" for k, v in rows))
+    print(f"results: {out / 'results.parquet'}, {out / 'summary.json'}, traces: {out / 'traces.jsonl'}")
+    print(f"report:  polar report {out}")
+
+
 def cmd_trace_validate(args: argparse.Namespace) -> int:
     import jsonschema
 
@@ -166,22 +235,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("envs", help="list the env ids").set_defaults(fn=cmd_envs)
 
     run = sub.add_parser("run", help="run episodes with a policy and write traces")
-    run.add_argument("env_id")
-    run.add_argument("--policy", default="local", help="scripted | empty | oracle | openai | local (default)")
-    run.add_argument("--harness", default="builtin")
-    run.add_argument("--sandbox", default="local", help="local (bubblewrap) | process (no isolation)")
-    run.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
+    _episode_args(run)
     run.add_argument("--episodes", type=int, default=3)
-    run.add_argument("--seed", type=int, default=0)
     run.add_argument("--out", default=None, help="output directory (default runs/<env>-<time>)")
-    run.add_argument("--max-turns", type=int, default=8)
-    run.add_argument("--time-limit", type=float, default=900.0, help="seconds per episode")
-    run.add_argument("--replies", help="scripted policy: a JSON file with a list of replies")
-    run.add_argument("--model", help="openai policy: the model name")
-    run.add_argument("--base-url", help="openai policy: the server's base URL (default $OPENAI_BASE_URL)")
-    run.add_argument("--max-new-tokens", type=int, default=160, help="local policy: tokens per reply")
-    run.add_argument("--temperature", type=float, default=0.7, help="local policy: sampling temperature")
     run.set_defaults(fn=cmd_run)
+
+    ev = sub.add_parser("eval", help="every task x k samples, j at once, resumable; writes results and summary")
+    _episode_args(ev)
+    ev.add_argument("-k", type=int, default=1, help="samples per task (for pass@k)")
+    ev.add_argument("-j", "--jobs", type=int, default=1, help="episodes at once")
+    ev.add_argument("--tasks", help="comma-separated task ids (default: the whole suite)")
+    ev.add_argument("--out", default=None, help="output directory; rerun the same command to resume")
+    ev.set_defaults(fn=cmd_eval)
 
     trace = sub.add_parser("trace", help="work with trace files").add_subparsers(dest="trace_command", required=True)
     validate = trace.add_parser("validate", help="check JSONL traces against the polar.trace/v1 schema")
@@ -195,6 +260,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("doctor", help="which optional components are present, and how to get the rest").set_defaults(
         fn=cmd_doctor)
     return parser
+
+
+def _episode_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("env_id")
+    parser.add_argument("--policy", default="local", help="scripted | empty | oracle | openai | local (default)")
+    parser.add_argument("--harness", default="builtin")
+    parser.add_argument("--sandbox", default="local", help="local (bubblewrap) | process (no isolation)")
+    parser.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-turns", type=int, default=8)
+    parser.add_argument("--time-limit", type=float, default=900.0, help="seconds per episode")
+    parser.add_argument("--replies", help="scripted policy: a JSON file with a list of replies")
+    parser.add_argument("--model", help="openai policy: the model name")
+    parser.add_argument("--base-url", help="openai policy: the server's base URL (default $OPENAI_BASE_URL)")
+    parser.add_argument("--max-new-tokens", type=int, default=160, help="local policy: tokens per reply")
+    parser.add_argument("--temperature", type=float, default=0.7, help="local policy: sampling temperature")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,6 +15,10 @@ from polar.protocols import SolutionStep, WriteFile
 
 BUNDLED = Path(__file__).with_name("code")
 DIFFICULTIES = ("easy", "medium", "hard")
+SUITES: dict[str, tuple[str, ...] | None] = {
+    "code": None,  # every bundled task
+    "code-mini": ("balanced_brackets", "caesar_cipher", "roman_numerals", "run_length_encoding", "word_frequency"),
+}
 
 
 @dataclass(frozen=True)
@@ -94,14 +98,16 @@ def load_task(directory: Path) -> CodeTask:
 
 
 def load_suite(suite: str | Path | None = None) -> list[CodeTask]:
-    """The bundled suite (`None` or "code"), or every task directory under a path, sorted by id."""
-    if suite in (None, "code"):
-        root = BUNDLED
+    """A bundled suite (`code`, the default, or `code-mini`), or every task directory under a path."""
+    name = "code" if suite is None else str(suite)
+    if name in SUITES:
+        root, only = BUNDLED, SUITES[name]
+    elif Path(name).is_dir():
+        root, only = Path(name), None
     else:
-        root = Path(suite)
-        if not root.is_dir():
-            raise UnknownNameError("Code-v0 suite", str(suite), ["code", "<a directory of task folders>"])
-    tasks = [load_task(d) for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
+        raise UnknownNameError("Code-v0 suite", name, [*SUITES, "<a directory of task folders>"])
+    tasks = [load_task(d) for d in sorted(root.iterdir())
+             if d.is_dir() and not d.name.startswith((".", "_")) and (only is None or d.name in only)]
     if not tasks:
         raise TaskFormatError(f"{root}: no task directories")
     return tasks

@@ -1,0 +1,205 @@
+"""`polar eval`: every task × k samples, j episodes at once, resumable, summarised with unbiased pass@k.
+
+Each finished episode is appended to `traces.jsonl` and fsynced before the next one is counted, so a run
+killed at any moment loses only the episodes in flight; rerunning the same command skips what is done. The
+settings live in `run.json`, and a resume with different settings is refused, naming the difference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+import zlib
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from polar import __version__
+from polar.errors import PolarError
+from polar.trace import STATUSES, Trace, write_parquet
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """Everything that decides an eval's results; a resume must match it exactly."""
+
+    env_id: str
+    harness: str
+    sandbox: str
+    policy: str
+    model: str | None
+    suite: str | None
+    suite_hash: str
+    tasks: tuple[str, ...]
+    k: int
+    seed: int
+    max_turns: int
+    time_limit_s: float
+    polar_version: str = __version__
+
+
+def episode_seed(base: int, task_id: str, sample: int) -> int:
+    """A stable seed per (task, sample), the same on every machine and every resume."""
+    return (base * 1_000_003 + zlib.crc32(f"{task_id}#{sample}".encode())) % (2**31)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased estimator of pass@k from n samples with c correct (Chen et al., 2021)."""
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+@dataclass
+class EvalRun:
+    out: Path
+    settings: EvalSettings
+    done: dict[tuple[str, int], Trace] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, out: Path, settings: EvalSettings) -> EvalRun:
+        """Create the run directory, or reopen it for a resume after checking the settings match."""
+        out.mkdir(parents=True, exist_ok=True)
+        manifest = out / "run.json"
+        wanted = json.loads(json.dumps(asdict(settings)))
+        if manifest.exists():
+            have = json.loads(manifest.read_text())
+            for key in wanted:
+                if have.get(key) != wanted[key]:
+                    raise PolarError(f"{out} holds a run with {key}={have.get(key)!r}, not {wanted[key]!r}; "
+                                     "results with different settings are not mixed: pass another --out")
+        else:
+            manifest.write_text(json.dumps(wanted, indent=2) + "\n")
+        run = cls(out, settings)
+        run._load()
+        return run
+
+    def _load(self) -> None:
+        path = self.out / "traces.jsonl"
+        if not path.exists():
+            return
+        seeds = {episode_seed(self.settings.seed, t, s): (t, s) for t in self.settings.tasks
+                 for s in range(self.settings.k)}
+        good = 0
+        with path.open("rb") as f:
+            for line in f:
+                try:
+                    trace = Trace.model_validate_json(line)
+                except ValueError:
+                    break  # a line cut short by a kill: drop it and everything after it
+                key = seeds.get(trace.seed)
+                if key is not None and key[0] == trace.task_id:
+                    self.done[key] = trace
+                good += len(line)
+        if good != path.stat().st_size:
+            with path.open("r+b") as f:
+                f.truncate(good)
+
+    def todo(self) -> list[tuple[str, int]]:
+        return [(t, s) for s in range(self.settings.k) for t in self.settings.tasks if (t, s) not in self.done]
+
+    def record(self, task_id: str, sample: int, trace: Trace) -> None:
+        with (self.out / "traces.jsonl").open("a", encoding="utf-8") as f:
+            f.write(trace.to_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self.done[(task_id, sample)] = trace
+
+
+def summarize(run: EvalRun, outcome: str) -> dict[str, Any]:
+    """summary.json: pass@1 and unbiased pass@k, mean reward and components, turns, tokens, time, statuses."""
+    traces = list(run.done.values())
+    k = run.settings.k
+    per_task: dict[str, list[bool]] = {}
+    for (task_id, _), trace in run.done.items():
+        per_task.setdefault(task_id, []).append(trace.reward_components.get(outcome, 0.0) >= 1.0)
+    ks = sorted({1, k, *(2**i for i in range(1, 8) if 2**i < k)})
+    passes = {f"pass@{j}": _mean([pass_at_k(len(v), sum(v), j) for v in per_task.values() if len(v) >= j])
+              for j in ks}
+    components = sorted({c for t in traces for c in t.reward_components})
+    seconds = [_duration(t) for t in traces]
+    return {
+        "env_id": run.settings.env_id, "harness": run.settings.harness, "policy": run.settings.policy,
+        "model": run.settings.model, "suite": run.settings.suite, "k": k, "tasks": len(run.settings.tasks),
+        "episodes": len(traces), "expected_episodes": len(run.settings.tasks) * k, **passes,
+        "mean_reward": _mean([t.reward for t in traces]),
+        "components": {c: _mean([t.reward_components.get(c, 0.0) for t in traces]) for c in components},
+        "mean_turns": _mean([len(t.turns) for t in traces]),
+        "tokens": sum(len(turn.reply.token_ids or ()) for t in traces for turn in t.turns),
+        "wall_time_s": round(sum(seconds), 3), "mean_episode_s": _mean(seconds),
+        "status_counts": {s: sum(t.status == s for t in traces) for s in STATUSES},
+    }
+
+
+def results_rows(run: EvalRun) -> list[dict[str, Any]]:
+    rows = []
+    for (task_id, sample), t in sorted(run.done.items()):
+        rows.append({"task_id": task_id, "sample": sample, "seed": t.seed, "episode_id": t.episode_id,
+                     "status": t.status, "reward": t.reward, "turns": len(t.turns),
+                     "tokens": sum(len(turn.reply.token_ids or ()) for turn in t.turns),
+                     "wall_time_s": _duration(t), "harness": t.harness.name, "policy": run.settings.policy,
+                     "model": run.settings.model,
+                     **{f"component.{c}": v for c, v in t.reward_components.items()}})
+    return rows
+
+
+def write_outputs(run: EvalRun, outcome: str) -> dict[str, Any]:
+    import pandas as pd
+
+    summary = summarize(run, outcome)
+    (run.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    pd.DataFrame(results_rows(run)).to_parquet(run.out / "results.parquet", index=False)
+    ordered = [run.done[key] for key in sorted(run.done)]
+    write_parquet(run.out / "traces.parquet", ordered)
+    return summary
+
+
+async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None) -> None:
+    """Run every episode still to do, `jobs` at a time; each worker owns one env (and so one sandbox)."""
+    queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+    for item in run.todo():
+        queue.put_nowait(item)
+    policy_info = {"name": policy.name, "model": getattr(policy, "model", None)}
+
+    async def worker() -> None:
+        env: gym.Env = make_env()
+        try:
+            while not queue.empty():
+                task_id, sample = queue.get_nowait()
+                seed = episode_seed(run.settings.seed, task_id, sample)
+                obs, _ = await env.unwrapped.areset(seed=seed, options={"task_id": task_id, "policy": policy_info})
+                while True:
+                    reply = await asyncio.to_thread(policy, obs, env.unwrapped.current_task)
+                    obs, _, terminated, truncated, info = await env.unwrapped.astep(reply)
+                    if terminated or truncated:
+                        break
+                run.record(task_id, sample, info["trace"])
+                if progress is not None:
+                    progress(info["trace"])
+        finally:
+            await asyncio.to_thread(env.close)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(jobs, queue.qsize())))))
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 6) if values else None
+
+
+def _duration(trace: Trace) -> float:
+    from datetime import datetime
+
+    return round((datetime.fromisoformat(trace.ended_at) - datetime.fromisoformat(trace.started_at)).total_seconds(), 3)
+
+
+def suite_hash(tasks: list[Any]) -> str:
+    """A content hash of the tasks (statements, files, tests), so results name exactly what they measured."""
+    digest = hashlib.sha256()
+    for task in sorted(tasks, key=lambda t: t.id):
+        digest.update(json.dumps(asdict(task) if is_dataclass(task) else repr(task), sort_keys=True).encode())
+    return digest.hexdigest()[:16]
