@@ -21,6 +21,7 @@ import gymnasium as gym
 
 from polar import __version__, runtime
 from polar.envs.sandbox import make_backend
+from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import HarnessError, SandboxError, UnknownNameError
 from polar.harnesses import make_harness
@@ -57,7 +58,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
     def __init__(self, family: str, *, harness: str | Harness = "builtin", sandbox: str = "local",
                  suite: str | None = None,
                  max_turns: int = 30, time_limit_s: float = 900.0, max_tokens: int | None = None,
-                 render_mode: str | None = None):
+                 pool: int = 0, render_mode: str | None = None):
         """
         Args:
             family: the env family (`code`); `gym.make("polar/Code-v0")` fills it in.
@@ -68,6 +69,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             max_turns: model calls before the episode is truncated.
             time_limit_s: wall-clock budget of one episode, from reset to the last step.
             max_tokens: sampled tokens (from replies that carry token ids) before truncation; None for no cap.
+            pool: sandboxes to keep started ahead of need (0: start each on demand).
         """
         if family not in FAMILIES:
             raise UnknownNameError("env family", family, FAMILIES)
@@ -77,7 +79,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         self.family = getattr(importlib.import_module(module), attr)()
         self.tasks = self.family.load_tasks(suite)
         self.harness = make_harness(harness) if isinstance(harness, str) else harness
-        self.backend = make_backend(sandbox)
+        self.backend = make_backend(sandbox) if pool <= 0 else PooledBackend(make_backend(sandbox), pool)
         self.suite = suite or self.family.default_suite
         self.sandbox_name = sandbox
         self.max_turns, self.time_limit_s, self.max_tokens = max_turns, time_limit_s, max_tokens
@@ -113,6 +115,8 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
     def close(self) -> None:
         if self._episode is not None:
             runtime.run(self._finish_quietly())
+        if isinstance(self.backend, PooledBackend):
+            runtime.run(self.backend.close())
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self._episode is None:

@@ -96,11 +96,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UnknownNameError("env id", args.env_id, ENVS)
     policy = _policy(args)  # fails fast (an endpoint that is down) before any sandbox starts
 
-    def make_env():
+    def make_env(pool: int = 1):  # each worker keeps its next sandbox started ahead of need
         return gym.make(args.env_id, harness=args.harness, sandbox=args.sandbox, suite=args.suite,
-                        max_turns=args.max_turns, time_limit_s=args.time_limit)
+                        max_turns=args.max_turns, time_limit_s=args.time_limit, pool=pool)
 
-    probe = make_env().unwrapped
+    probe = make_env(pool=0).unwrapped
     tasks = probe.tasks
     if args.tasks:
         wanted = args.tasks.split(",")
