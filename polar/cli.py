@@ -253,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+")
     validate.set_defaults(fn=cmd_trace_validate)
 
+    from polar.evaluation.report import add_parser as add_report
+
+    add_report(sub)
+
     harnesses = sub.add_parser("harnesses", help="list the harnesses, or install external ones ahead of time")
     harnesses.add_argument("--install", nargs="+", metavar="NAME", help="harness names, or `all`")
     harnesses.set_defaults(fn=cmd_harnesses)

@@ -1,0 +1,323 @@
+"""`polar report`: one self-contained HTML page comparing eval runs — tables and PNG plots, nothing external.
+
+Each run directory is what `polar eval` wrote: `run.json` (settings), `summary.json` and `results.parquet`
+(one row per episode). An episode passes when its env's outcome reward component reaches 1.0, as in
+`summary.json`. pass@1 is the share of episodes that pass, with a 95% Wilson interval over episodes; pass@k is
+the unbiased estimator averaged over tasks, with a 95% percentile bootstrap over tasks (its unit is the task).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import importlib
+import io
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from polar import __version__
+from polar.errors import PolarError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+REQUIRED_FILES = ("run.json", "summary.json", "results.parquet")
+Z95 = 1.959964
+BOOTSTRAP_RESAMPLES = 2000
+NUMERIC_COLUMNS = frozenset({"k", "episodes", "mean reward", "mean turns", "tokens", "wall time"})
+
+
+@dataclass
+class Run:
+    """One eval run directory, loaded; `results` has a boolean `passed` column added."""
+
+    path: Path
+    label: str
+    settings: dict[str, Any]
+    summary: dict[str, Any]
+    results: pd.DataFrame
+
+    @property
+    def agent(self) -> str:
+        """Who acted: the policy, and the model behind it when there is one."""
+        model = self.settings.get("model")
+        return f"{self.settings['policy']} · {model}" if model else str(self.settings["policy"])
+
+
+def load_run(path: Path, label: str) -> Run:
+    """Read one eval run directory; a directory that is not one raises PolarError naming the missing file."""
+    import pandas as pd
+
+    if not path.is_dir():
+        raise PolarError(f"{path} is not a directory; pass the --out directory of a `polar eval` run")
+    for name in REQUIRED_FILES:
+        if not (path / name).is_file():
+            raise PolarError(f"{path} is not an eval run: {name} is missing (a finished `polar eval` writes "
+                             f"{', '.join(REQUIRED_FILES)})")
+    settings = json.loads((path / "run.json").read_text())
+    summary = json.loads((path / "summary.json").read_text())
+    results = pd.read_parquet(path / "results.parquet")
+    if results.empty:
+        raise PolarError(f"{path}/results.parquet holds no episodes; finish the run (rerun its `polar eval`)")
+    column = f"component.{outcome_component(settings['env_id'])}"  # an env unknown here: reward 1.0 passes
+    results["passed"] = (results[column] if column in results else results["reward"]) >= 1.0
+    return Run(path, label, settings, summary, results)
+
+
+def outcome_component(env_id: str) -> str | None:
+    """The name of the env's outcome reward component, or None for an env this install does not know."""
+    from polar.envs.polar_env import FAMILIES
+    from polar.envs.registration import ENVS
+
+    if env_id not in ENVS:
+        return None
+    module, attr = FAMILIES[ENVS[env_id][0]].split(":")
+    family = getattr(importlib.import_module(module), attr)
+    return next(c.name for c in family.reward.components if c.kind == "outcome")
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for a binomial proportion (sensible at 0 and 1, unlike the normal one)."""
+    if n == 0:
+        return math.nan, math.nan
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))  # p inside, despite rounding
+
+
+def bootstrap_pass_at_k(results: pd.DataFrame, k: int, seed: int = 0) -> tuple[float, float, float]:
+    """Unbiased pass@k over tasks with at least k samples, and a 95% percentile bootstrap over those tasks."""
+    import numpy as np
+
+    from polar.evaluation.evaluate import pass_at_k
+
+    counts = results.groupby("task_id")["passed"].agg(["size", "sum"])
+    scores = np.array([pass_at_k(int(n), int(c), k) for n, c in counts.itertuples(index=False) if n >= k])
+    if scores.size == 0:
+        return math.nan, math.nan, math.nan
+    picks = np.random.default_rng(seed).integers(0, scores.size, (BOOTSTRAP_RESAMPLES, scores.size))
+    low, high = np.percentile(scores[picks].mean(axis=1), [2.5, 97.5])
+    return float(scores.mean()), float(low), float(high)
+
+
+def run_row(run: Run) -> dict[str, str]:
+    """The run table's cells for one run, as display strings."""
+    results, settings, k = run.results, run.settings, int(run.settings["k"])
+    passed, n = int(results["passed"].sum()), len(results)
+    low, high = wilson(passed, n)
+    statuses = results["status"].value_counts()
+    return {
+        "run": run.label, "env": settings["env_id"], "suite": str(settings.get("suite")),
+        "harness": settings["harness"], "model / policy": run.agent, "k": str(k),
+        "episodes": f"{n}/{run.summary['expected_episodes']}",
+        "pass@1 [95% CI]": f"{passed / n:.3f} [{low:.3f}, {high:.3f}]",
+        "pass@k [95% CI]": "— (k=1)" if k == 1 else "pass@{} {:.3f} [{:.3f}, {:.3f}]".format(
+            k, *bootstrap_pass_at_k(results, k)),
+        "mean reward": f"{results['reward'].mean():.3f}", "mean turns": f"{results['turns'].mean():.2f}",
+        "tokens": str(int(results["tokens"].sum())), "wall time": f"{results['wall_time_s'].sum():.1f} s",
+        "statuses": ", ".join(f"{s} {c}" for s, c in statuses.items()),
+    }
+
+
+def _colours(count: int) -> list:
+    from matplotlib import colormaps
+
+    return [colormaps["tab10"](i % 10) for i in range(count)]
+
+
+def _png(fig: Figure) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _tick_labels(runs: list[Run]) -> list[str]:
+    return [f"{r.label}\n{r.settings['harness']} · {r.agent}" for r in runs]
+
+
+def plot_pass_rates(runs: list[Run]) -> str:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(max(4.0, 1.6 * len(runs)), 3.4))
+    ax = fig.add_subplot()
+    rates = [r.results["passed"].mean() for r in runs]
+    bounds = [wilson(int(r.results["passed"].sum()), len(r.results)) for r in runs]
+    errors = [[rate - lo for rate, (lo, _) in zip(rates, bounds, strict=True)],
+              [hi - rate for rate, (_, hi) in zip(rates, bounds, strict=True)]]
+    x = range(len(runs))
+    ax.bar(x, rates, yerr=errors, capsize=6, color=_colours(len(runs)))
+    for i, rate in enumerate(rates):
+        ax.annotate(f"{rate:.2f}", (i, rate), xytext=(8, 3), textcoords="offset points", fontsize=8)
+    ax.set_xticks(list(x), _tick_labels(runs), fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("pass@1 (95% Wilson CI)")
+    return _png(fig)
+
+
+def plot_rewards(runs: list[Run]) -> str:
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(max(4.0, 1.6 * len(runs)), 3.4))
+    ax = fig.add_subplot()
+    rewards = [r.results["reward"].to_numpy() for r in runs]
+    ax.boxplot(rewards, positions=range(len(runs)), widths=0.5, showfliers=False)
+    rng = np.random.default_rng(0)
+    for i, (values, colour) in enumerate(zip(rewards, _colours(len(runs)), strict=True)):
+        ax.scatter(i + rng.uniform(-0.15, 0.15, values.size), values, s=14, alpha=0.6, color=colour)
+    ax.set_xticks(range(len(runs)), _tick_labels(runs), fontsize=8)
+    ax.set_ylabel("episode reward")
+    return _png(fig)
+
+
+def plot_turns_vs_reward(runs: list[Run]) -> str:
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MultipleLocator
+
+    fig = Figure(figsize=(6.0, 3.6))
+    ax = fig.add_subplot()
+    width = 0.6 / len(runs)
+    for i, (run, colour) in enumerate(zip(runs, _colours(len(runs)), strict=True)):
+        offset = (i - (len(runs) - 1) / 2) * width
+        ax.scatter(run.results["turns"] + offset, run.results["reward"], s=16, alpha=0.6, color=colour,
+                   label=run.label)
+    turns = [t for r in runs for t in r.results["turns"]]
+    ax.set_xlim(min(turns) - 0.6, max(turns) + 0.6)
+    ax.xaxis.set_major_locator(MultipleLocator(1))
+    ax.set_xlabel("turns")
+    ax.set_ylabel("episode reward")
+    ax.legend(fontsize=8, loc="best")
+    return _png(fig)
+
+
+def per_task_cells(runs: list[Run]) -> tuple[list[str], list[list[tuple[str, float | None]]]]:
+    """Task ids, and for each task one (text, pass rate) cell per run: `rate (passed/n) · mean reward`."""
+    tasks = sorted({t for r in runs for t in r.results["task_id"]})
+    grouped = [r.results.groupby("task_id").agg(n=("passed", "size"), passed=("passed", "sum"),
+                                                reward=("reward", "mean")) for r in runs]
+    rows = []
+    for task in tasks:
+        cells: list[tuple[str, float | None]] = []
+        for table in grouped:
+            if task not in table.index:
+                cells.append(("—", None))
+                continue
+            n, passed, reward = table.loc[task, ["n", "passed", "reward"]]
+            cells.append((f"{passed / n:.2f} ({int(passed)}/{int(n)}) · {reward:.3f}", passed / n))
+        rows.append(cells)
+    return tasks, rows
+
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.meta { color: #555; } .note { color: #555; font-size: 12px; max-width: 900px; }
+figure { display: inline-block; margin: .5em 1.5em .5em 0; } figcaption { color: #555; font-size: 12px; }
+code { background: #f4f4f4; padding: 0 .2em; }
+"""
+
+
+def _table(header: list[str], rows: list[list[str]], numeric: frozenset[str] = frozenset()) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    num = ' class="num"'
+    body = "".join(
+        "<tr>" + "".join(f'<td{num if h in numeric else ""}>{html.escape(cell)}</td>'
+                         for h, cell in zip(header, row, strict=True)) + "</tr>"
+        for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _figure(src: str, caption: str) -> str:
+    return f'<figure><img alt="{html.escape(caption)}" src="{src}"><figcaption>{html.escape(caption)}</figcaption>' \
+           "</figure>"
+
+
+def render(runs: list[Run]) -> str:
+    """The whole report as one HTML string; every text that comes from a run is escaped."""
+    e = html.escape
+    rows = [run_row(r) for r in runs]
+    header = list(rows[0])
+    sources = "".join(
+        f"<li><b>{e(r.label)}</b>: <code>{e(str(r.path))}</code> — sandbox {e(str(r.settings.get('sandbox')))}, "
+        f"max_turns {e(str(r.settings.get('max_turns')))}, seed {e(str(r.settings.get('seed')))}, "
+        f"suite hash {e(str(r.settings.get('suite_hash')))}, polar {e(str(r.settings.get('polar_version')))}</li>"
+        for r in runs)
+    hashes = {(r.settings["env_id"], r.settings.get("suite_hash")) for r in runs}
+    mixed = len(hashes) > len({env for env, _ in hashes})
+    tasks, cells = per_task_cells(runs)
+    task_rows = "".join(
+        f"<tr><td>{e(task)}</td>" + "".join(
+            f'<td class="num" style="background: hsl({120 * rate:.0f}, 65%, 88%)">{e(text)}</td>'
+            if rate is not None else f"<td>{e(text)}</td>" for text, rate in row) + "</tr>"
+        for task, row in zip(tasks, cells, strict=True))
+    task_head = "<th>task</th>" + "".join(f"<th>{e(r.label)}</th>" for r in runs)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>polar eval report: {e(", ".join(r.label for r in runs))}</title>
+<style>{STYLE}</style></head><body>
+<h1>polar eval report</h1>
+<p class="meta">generated {e(datetime.now().astimezone().isoformat(timespec="seconds"))} by polar-gym
+{e(__version__)} · {len(runs)} run(s) compared</p>
+<ul class="meta">{sources}</ul>
+{'<p class="note"><b>Note:</b> runs of the same env measured different task sets (suite hashes differ).</p>'
+ if mixed else ''}
+<h2>Runs</h2>
+{_table(header, [list(r.values()) for r in rows], NUMERIC_COLUMNS)}
+<p class="note">An episode passes when the env's outcome reward component reaches 1.0. pass@1 is the share of
+episodes that pass, with a 95% Wilson score interval over episodes (it treats episodes as independent, so with
+k&gt;1 samples per task it is somewhat narrow). pass@k is the unbiased estimator (Chen et al., 2021) averaged over
+tasks, with a 95% percentile bootstrap over tasks ({BOOTSTRAP_RESAMPLES} resamples, fixed seed). Tokens count the
+sampled reply tokens the policy reported; wall time sums episode durations.</p>
+<h2>Plots</h2>
+{_figure(plot_pass_rates(runs), "pass@1 by run, with 95% Wilson intervals")}
+{_figure(plot_rewards(runs), "reward distribution per run: box (quartiles) and every episode")}
+{_figure(plot_turns_vs_reward(runs), "turns against reward, one colour per run (each run's points shifted "
+         "sideways a little so runs do not hide each other)")}
+<h2>Per task</h2>
+<p class="note">Each cell: pass rate (passed/episodes) · mean reward. — means the run has no episode of the task.</p>
+<table><thead><tr>{task_head}</tr></thead><tbody>{task_rows}</tbody></table>
+</body></html>
+"""
+
+
+def _labels(paths: list[Path]) -> list[str]:
+    names = [p.resolve().name or str(p) for p in paths]
+    return names if len(set(names)) == len(names) else [str(p) for p in paths]
+
+
+def build_report(run_dirs: list[Path], out: Path) -> Path:
+    """Write the HTML report comparing these eval run directories to `out`, and return `out`."""
+    if not run_dirs:
+        raise PolarError("no run directories given; pass one or more `polar eval` --out directories")
+    paths = [Path(p) for p in run_dirs]
+    runs = [load_run(p, label) for p, label in zip(paths, _labels(paths), strict=True)]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(runs), encoding="utf-8")
+    return out
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    out = build_report(args.run_dirs, args.out)
+    print(f"report: {out}")
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `polar report DIR [DIR ...] [--out report.html]` on the `polar` command's subparsers."""
+    report = subparsers.add_parser("report", help="one self-contained HTML page comparing eval runs")
+    report.add_argument("run_dirs", nargs="+", type=Path, metavar="DIR", help="`polar eval` output directories")
+    report.add_argument("--out", type=Path, default=Path("report.html"), help="the HTML file (default report.html)")
+    report.set_defaults(fn=cmd_report)
