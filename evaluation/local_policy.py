@@ -66,6 +66,9 @@ def load_model(path: Path | None = None) -> LoadedModel:
             os.environ["HF_HUB_OFFLINE"] = "1"
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # the caller's progress bar is the one that matters
 
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
             if torch.get_num_threads() > cores:  # a container may see the host's cores but get only a few
