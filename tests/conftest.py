@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -29,3 +30,15 @@ def bwrap() -> str:
 def node() -> str:
     require_binary("npm", "install Node.js 20+ with npm")
     return require_binary("node", "install Node.js 20+")
+
+
+@pytest.fixture(scope="session")
+def docker() -> str:
+    """The docker CLI, with a Docker engine that answers."""
+    path = require_binary("docker", "bash scripts/docker.sh")
+    if subprocess.run([path, "info"], capture_output=True).returncode != 0:
+        message = "no Docker engine answers (bash scripts/docker.sh starts one)"
+        if CI:
+            pytest.fail(message + " — CI must run this test for real")
+        pytest.skip(message)
+    return path

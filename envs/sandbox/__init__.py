@@ -8,6 +8,7 @@ from polar.protocols import SandboxBackend
 BACKENDS = {
     "local": "polar.envs.sandbox.local:LocalBackend",
     "process": "polar.envs.sandbox.process:ProcessBackend",
+    "docker": "polar.envs.sandbox.docker:DockerBackend",
 }
 
 

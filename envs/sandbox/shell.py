@@ -44,7 +44,7 @@ def limits_prelude(memory_mb: int | None, max_processes: int | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _stat(pid: int) -> tuple[int, int] | None:
+def proc_stat(pid: int) -> tuple[int, int] | None:
     """(parent pid, start time in clock ticks since boot), or None if the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -59,7 +59,7 @@ def descendants(root: int) -> dict[int, int]:
     """All live descendants of `root` as {pid: start time in ticks}."""
     table: dict[int, tuple[int, int]] = {}
     for name in os.listdir("/proc"):
-        if name.isdigit() and (st := _stat(int(name))) is not None:
+        if name.isdigit() and (st := proc_stat(int(name))) is not None:
             table[int(name)] = st
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in table.items():

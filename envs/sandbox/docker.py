@@ -1,0 +1,189 @@
+"""The docker sandbox: one container per sandbox, with no network, capped memory and process count.
+
+The container runs `sleep infinity` under a tiny init that reaps zombies; commands go through one persistent
+`docker exec -i <id> bash` running the shared driver (`shell.py`), so a round trip is a pipe write, not a new
+exec. The driver's processes belong to the container runtime, not to the `docker exec` client, so the session
+finds them from the driver's host pid: the engine runs on this machine's kernel, and its /proc shows them.
+Every container is labelled with its owner process; `reap_orphans`, run whenever a backend is made, removes
+those whose owner died without stopping them (a SIGKILL), so nothing outlives polar for long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+from polar.envs.sandbox.base import ShellSandbox
+from polar.envs.sandbox.images import build_base_image
+from polar.envs.sandbox.shell import DRIVER, ShellSession, descendants, kill_quietly, proc_stat
+from polar.errors import SandboxError
+from polar.protocols import SandboxSpec
+
+LABEL = "polar.sandbox"
+START_ENGINE = "start one with `bash scripts/docker.sh` (as root) or `dockerd --bridge=none --iptables=false &`"
+
+
+def owner_labels(pid: int | None = None) -> dict[str, str]:
+    """The labels that tie a container to the polar process owning it (pid, its start time, this host)."""
+    pid = os.getpid() if pid is None else pid
+    started = proc_stat(pid)
+    return {LABEL: "1", "polar.owner_pid": str(pid), "polar.owner_start": str(started[1] if started else -1),
+            "polar.owner_host": socket.gethostname()}
+
+
+def reap_orphans(client: Any) -> list[str]:
+    """Remove this host's polar containers whose owner process is gone; returns their ids."""
+    filters = {"label": [f"{LABEL}=1", f"polar.owner_host={socket.gethostname()}"]}
+    removed = []
+    for container in client.api.containers(all=True, filters=filters):
+        labels = container.get("Labels") or {}
+        owner = proc_stat(int(labels.get("polar.owner_pid", "0") or 0) or -1)
+        if owner is None or str(owner[1]) != labels.get("polar.owner_start"):
+            _remove(client, container["Id"])
+            removed.append(container["Id"])
+    return removed
+
+
+def _remove(client: Any, container_id: str) -> None:
+    import docker
+
+    with contextlib.suppress(docker.errors.NotFound):
+        client.api.remove_container(container_id, force=True, v=True)
+
+
+def _host_pid(container_id: str, ns_pid: int) -> int | None:
+    """The host pid of the container's process `ns_pid` (matched by its cgroup and its pid-namespace pids)."""
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/cgroup") as f:
+                if container_id not in f.read():
+                    continue
+            with open(f"/proc/{name}/status") as f:
+                nspid = next((ln.split()[1:] for ln in f if ln.startswith("NSpid:")), [])
+        except OSError:
+            continue
+        if len(nspid) > 1 and nspid[-1] == str(ns_pid):
+            return int(name)
+    return None
+
+
+class ContainerShellSession(ShellSession):
+    """A `ShellSession` whose driver runs in a container: a command's processes are the descendants of the
+    driver's host pid, and killing the shell kills the driver itself (ending the `docker exec` client)."""
+
+    def __init__(self, argv: Sequence[str], container_id: str, **kwargs: Any):
+        super().__init__(argv, **kwargs)
+        self.container_id = container_id
+        self.driver: tuple[int, int] | None = None  # host pid and start time of the driver bash
+
+    async def start(self) -> None:
+        self.driver = None
+        await super().start()
+        probe = (await self._run("echo $$", timeout=30.0)).output.strip()
+        pid = _host_pid(self.container_id, int(probe)) if probe.isdigit() else None
+        started = proc_stat(pid) if pid else None
+        if pid is None or started is None:
+            await self.close()
+            raise SandboxError("the docker sandbox's shell is not in this machine's /proc: the Docker engine must "
+                               "run on this machine's kernel (not on a remote host or in a VM)")
+        try:
+            os.kill(pid, 0)
+        except PermissionError as e:
+            await self.close()
+            raise SandboxError("polar cannot signal the docker sandbox's processes (to stop a timed-out command): "
+                               "run it as root, or use rootless Docker") from e
+        self.driver = (pid, started[1])
+
+    def _driver_pid(self) -> int | None:
+        """The driver's host pid while that process still is the driver (a dead pid may be reused)."""
+        if self.driver is None or (st := proc_stat(self.driver[0])) is None or st[1] != self.driver[1]:
+            return None
+        return self.driver[0]
+
+    def command_pids(self, since_ticks: int) -> list[int]:
+        pid = self._driver_pid()
+        return [] if pid is None else [p for p, start in descendants(pid).items() if start >= since_ticks]
+
+    async def _kill_shell(self) -> None:
+        if (pid := self._driver_pid()) is not None:
+            for victim in [*descendants(pid), pid]:
+                kill_quietly(victim)
+        await super()._kill_shell()
+
+
+class DockerSandbox(ShellSandbox):
+    backend = "docker"
+
+    def __init__(self, spec: SandboxSpec, session: ShellSession, client: Any, container_id: str):
+        super().__init__(spec, session)
+        self.client, self.container_id = client, container_id
+
+    async def stop(self) -> None:
+        if self.stopped:
+            return
+        await super().stop()
+        await asyncio.to_thread(_remove, self.client, self.container_id)
+
+
+class DockerBackend:
+    name = "docker"
+
+    def __init__(self) -> None:
+        try:
+            import docker
+        except ImportError as e:
+            raise SandboxError("the docker sandbox needs the docker SDK: pip install 'polar-gym[docker]'") from e
+        self.cli = shutil.which("docker")
+        if self.cli is None:
+            raise SandboxError(f"the docker sandbox needs the docker CLI and a Docker engine; {START_ENGINE}")
+        try:
+            self.client = docker.from_env()
+            self.client.ping()
+        except docker.errors.DockerException as e:
+            raise SandboxError(f"no Docker engine answers ({e}); {START_ENGINE}") from e
+        self.base_image: str | None = None
+        reap_orphans(self.client)
+
+    def _create(self, spec: SandboxSpec, image: str) -> str:
+        import docker
+
+        memory = {"mem_limit": f"{spec.memory_mb}m", "memswap_limit": f"{spec.memory_mb}m"} if spec.memory_mb else {}
+        try:
+            container = self.client.containers.create(  # `create`, unlike `run`, never pulls from a registry
+                image, ["sleep", "infinity"], init=True, network_mode="none", pids_limit=spec.max_processes,
+                working_dir=spec.workdir, hostname="polar", labels=owner_labels(), **memory,
+                environment={"LANG": "C.UTF-8", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat", **spec.env},
+                volumes={m.host_path: {"bind": m.sandbox_path, "mode": "ro" if m.read_only else "rw"}
+                         for m in spec.mounts},
+            )
+        except docker.errors.ImageNotFound as e:
+            raise SandboxError(f"image {image!r} is not in the Docker engine; build or load it first") from e
+        except docker.errors.APIError as e:
+            raise SandboxError(f"could not create the sandbox container: {e}") from e
+        try:
+            container.start()
+        except docker.errors.APIError as e:
+            _remove(self.client, container.id)
+            raise SandboxError(f"could not start the sandbox container: {e}") from e
+        return container.id
+
+    async def start(self, spec: SandboxSpec) -> DockerSandbox:
+        if spec.image is None and self.base_image is None:
+            self.base_image = await asyncio.to_thread(build_base_image)
+        container_id = await asyncio.to_thread(self._create, spec, spec.image or self.base_image)
+        argv = [self.cli, "exec", "-i", container_id, "bash", "--noprofile", "--norc", "-c", DRIVER]
+        # the container's cgroup caps memory and processes, so the driver needs no rlimits of its own
+        session = ContainerShellSession(argv, container_id, output_limit=spec.output_limit_bytes,
+                                        default_timeout=spec.command_timeout_s)
+        try:
+            await session.start()
+        except BaseException:
+            await session.close()
+            await asyncio.to_thread(_remove, self.client, container_id)
+            raise
+        return DockerSandbox(spec, session, self.client, container_id)

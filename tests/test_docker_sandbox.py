@@ -1,0 +1,231 @@
+"""The docker sandbox, for real: a Docker engine, the offline base image, limits, cleanup, an episode."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import pytest
+
+from polar.envs.registration import register_envs
+from polar.envs.sandbox import make_backend
+from polar.envs.sandbox.docker import owner_labels
+from polar.envs.sandbox.images import build_base_image, debian_mirror
+from polar.errors import SandboxError
+from polar.evaluation.policies import OraclePolicy
+from polar.evaluation.runner import run_episode
+from polar.protocols import Mount, SandboxSpec
+
+register_envs()
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.fixture(scope="module")
+def image(docker):
+    return build_base_image()  # about a minute the first time on a machine, then instant
+
+
+async def with_sandbox(fn, spec=None):
+    sandbox = await make_backend("docker").start(spec or SandboxSpec())
+    try:
+        return await fn(sandbox)
+    finally:
+        await sandbox.stop()
+
+
+def containers(docker, *filters):
+    args = [a for f in filters for a in ("--filter", f)]
+    return subprocess.run([docker, "ps", "-aq", "--no-trunc", *args], capture_output=True, text=True).stdout.split()
+
+
+def container_pids(container_id):
+    pids = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/cgroup") as f:
+                if container_id in f.read():
+                    pids.append(int(name))
+        except OSError:
+            pass
+    return pids
+
+
+def test_shell_state_persists_and_files_round_trip(image):
+    async def body(s):
+        assert (await s.exec("pwd")).output == "/workspace\n"
+        assert (await s.exec("cd /tmp && export X=1")).exit_code == 0
+        assert (await s.exec("pwd; echo $X")).output == "/tmp\n1\n"
+        r = await s.exec("printf 'no newline'; echo err >&2; (exit 7)")
+        assert (r.output, r.exit_code) == ("no newlineerr\n", 7)
+        assert (await s.exec("echo é; python3 -c 'print(2+2)'")).output == "é\n4\n"
+        await s.write("deep/dir/f.txt", "héllo\n")
+        assert await s.read("deep/dir/f.txt") == "héllo\n".encode()
+        assert (await s.exec("cat /workspace/deep/dir/f.txt")).output == "héllo\n"
+        with pytest.raises(FileNotFoundError):
+            await s.read("nope.txt")
+    run(with_sandbox(body))
+
+
+def test_mounts_are_read_only_or_writable_as_asked(image, tmp_path):
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "rw").mkdir()
+    (tmp_path / "ro" / "in.txt").write_text("from host")
+    spec = SandboxSpec(mounts=(Mount(str(tmp_path / "ro"), "/ro"), Mount(str(tmp_path / "rw"), "/rw", read_only=False)))
+
+    async def body(s):
+        assert (await s.exec("cat /ro/in.txt")).output == "from host"
+        assert "Read-only file system" in (await s.exec("touch /ro/x")).output
+        assert (await s.exec("echo out > /rw/out.txt")).exit_code == 0
+    run(with_sandbox(body, spec))
+    assert (tmp_path / "rw" / "out.txt").read_text() == "out\n"
+
+
+def test_timeout_kills_the_command_tree_inside_the_container(image):
+    async def body(s):
+        await s.exec("sleep 300 >/dev/null 2>&1 &")
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        r = await s.exec("bash -c 'sleep 100 & sleep 100; wait'", timeout=1)
+        assert r.timed_out and time.monotonic() - started < 5
+        ps = (await s.exec("ps -eo args")).output
+        assert "sleep 100" not in ps and "sleep 300" in ps
+        assert (await s.exec("echo alive")).output == "alive\n"
+        # a shell stuck in a builtin loop is killed inside the container, and a new one takes over
+        r = await s.exec("while :; do :; done", timeout=1)
+        assert r.timed_out and "restarted" in r.output
+        assert (await s.exec("echo back")).output.endswith("back\n")
+        assert (await s.exec("ps -eo args | grep -c '^bash .*__polar_nonce'")).output == "1\n"
+    run(with_sandbox(body))
+
+
+def test_output_is_capped_and_the_command_stopped(image):
+    async def body(s):
+        r = await s.exec("yes", timeout=30)
+        assert r.truncated and not r.timed_out and len(r.output) < 4200
+        assert (await s.exec("echo ok")).output == "ok\n"
+    run(with_sandbox(body, SandboxSpec(output_limit_bytes=4096)))
+
+
+def test_no_network_even_to_the_hosts_loopback(image):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+
+    async def body(s):
+        code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')"
+        r = await s.exec(f'python3 -c "{code}"')
+        assert "CONNECTED" not in r.output and r.exit_code != 0
+        assert (await s.exec("ls /sys/class/net")).output == "lo\n"
+
+    try:
+        run(with_sandbox(body))
+    finally:
+        server.close()
+
+
+def test_memory_hog_is_oom_killed_and_fork_bomb_contained(image):
+    async def body(s):
+        r = await s.exec("python3 -c 'bytearray(1024**3)'; echo rc=$?", timeout=60)
+        assert "rc=137" in r.output, r.output
+        await s.exec("bomb() { bomb | bomb & }; bomb", timeout=5)
+        await asyncio.sleep(1)
+        assert 32 <= len(container_pids(s.container_id)) <= 64  # the bomb ran, up to the pids limit
+        probe = await asyncio.create_subprocess_exec("true")  # the host stays responsive
+        assert await asyncio.wait_for(probe.wait(), 5) == 0
+        started = time.monotonic()
+        await s.stop()
+        assert time.monotonic() - started < 15 and container_pids(s.container_id) == []
+    run(with_sandbox(body, SandboxSpec(memory_mb=256, max_processes=64)))
+
+
+def test_stop_leaves_no_container_and_is_safe_twice(image, docker):
+    async def body():
+        s = await make_backend("docker").start(SandboxSpec())
+        await s.exec("nohup sleep 1000 >/dev/null 2>&1 & setsid sleep 999 >/dev/null 2>&1 &")
+        await s.stop()
+        await s.stop()
+        with pytest.raises(SandboxError, match="stopped"):
+            await s.exec("true")
+        return s.container_id
+
+    container_id = run(body())
+    assert containers(docker, f"id={container_id}") == [] and container_pids(container_id) == []
+
+
+def test_reaper_removes_containers_whose_owner_died(image, docker):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    labels = [a for k, v in owner_labels(dead.pid).items() for a in ("--label", f"{k}={v}")]
+    live = [a for k, v in owner_labels().items() for a in ("--label", f"{k}={v}")]
+    orphan = subprocess.run([docker, "create", *labels, image, "sleep", "infinity"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    mine = subprocess.run([docker, "create", *live, image, "sleep", "infinity"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        make_backend("docker")
+        assert containers(docker, f"id={orphan}") == [] and containers(docker, f"id={mine}") == [mine]
+    finally:
+        subprocess.run([docker, "rm", "-f", orphan, mine], capture_output=True)
+
+
+def test_nothing_outlives_a_sigkilled_owner(image, docker):
+    code = ("import asyncio, sys\n"
+            "from polar.envs.sandbox import make_backend\n"
+            "from polar.protocols import SandboxSpec\n"
+            "async def main():\n"
+            "    s = await make_backend('docker').start(SandboxSpec())\n"
+            "    print(s.container_id, flush=True)\n"
+            "    await asyncio.sleep(300)\n"
+            "asyncio.run(main())\n")
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    container_id = owner.stdout.readline().strip()
+    assert containers(docker, f"id={container_id}") == [container_id]
+    owner.send_signal(signal.SIGKILL)
+    owner.wait()
+    make_backend("docker")
+    assert containers(docker, f"id={container_id}") == []
+
+
+def test_code_env_runs_in_docker(image):
+    env = gym.make("polar/Code-v0", sandbox="docker", max_turns=6)
+    try:
+        trace = run_episode(env, OraclePolicy(), seed=0, task_id=env.unwrapped.task_ids[0])
+    finally:
+        env.close()
+    assert trace.reward == 1.0 and trace.sandbox == "docker"
+
+
+def test_missing_image_is_an_error_not_a_pull(image):
+    with pytest.raises(SandboxError, match="not in the Docker engine"):
+        run(make_backend("docker").start(SandboxSpec(image="polar/no-such-image:0")))
+
+
+def test_no_engine_says_how_to_start_one(monkeypatch):
+    pytest.importorskip("docker")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxError, match="scripts/docker.sh"):
+        make_backend("docker")
+
+
+def test_the_mirror_comes_from_apts_sources(tmp_path):
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\n# a comment\nURIs: http://security.example/debian-security\nSuites: bookworm-security\n"
+        "Components: main\n\nTypes: deb\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\n"
+    )
+    assert debian_mirror(tmp_path) == "http://mirror.example/debian"
+    (tmp_path / "sources.list.d" / "debian.sources").unlink()
+    (tmp_path / "sources.list").write_text("deb-src http://src.example/debian bookworm main\n"
+                                           "deb [arch=amd64] http://list.example/debian bookworm main contrib\n")
+    assert debian_mirror(tmp_path) == "http://list.example/debian"
+    (tmp_path / "sources.list").unlink()
+    assert debian_mirror(tmp_path) is None
