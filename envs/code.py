@@ -57,6 +57,15 @@ class CodeFamily:
                 files[name] = ""
         return await self.grade_files(task, files, backend)
 
+    async def regrade(self, task: CodeTask, artefact: dict, backend: SandboxBackend) -> Grade:
+        """Grade a trace's artefact again in a fresh sandbox (the leaderboard's check of a recorded reward)."""
+        files = artefact.get("files")
+        if not isinstance(files, dict) or sorted(files) != sorted(task.files) or \
+                not all(isinstance(text, str) for text in files.values()):
+            raise ValueError(f"a {self.env_id} artefact is {{'files': {{name: text}}}} for exactly the task's files "
+                             f"{task.files}; got {sorted(files) if isinstance(files, dict) else type(files).__name__}")
+        return await self.grade_files(task, files, backend)
+
     async def grade_files(self, task: CodeTask, files: dict[str, str], backend: SandboxBackend) -> Grade:
         """Run the hidden tests on `files` in a fresh sandbox; also how the leaderboard re-grades."""
         total = count_tests(task.tests)

@@ -254,8 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(fn=cmd_trace_validate)
 
     from polar.evaluation.report import add_parser as add_report
+    from polar.leaderboard import add_parser as add_leaderboard
 
     add_report(sub)
+    add_leaderboard(sub)
 
     harnesses = sub.add_parser("harnesses", help="list the harnesses, or install external ones ahead of time")
     harnesses.add_argument("--install", nargs="+", metavar="NAME", help="harness names, or `all`")

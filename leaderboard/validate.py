@@ -1,0 +1,232 @@
+"""Checking a submission: every claim in it is recomputed from the traces, the installed suite and a re-grade.
+
+`check` does everything that needs no sandbox, cheapest first: the files and their hashes, the manifest's
+schema, the env and the suite's content hash, each trace against `polar/trace.schema.json`, the traces
+against the manifest, completeness (every task x k, no duplicates, the seeds `polar eval` uses), each reward
+against its components, and summary.json and results.parquet recomputed from the traces. `validate` adds
+re-grading (`polar.leaderboard.regrade`). The first problem found raises `SubmissionError` with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from polar.errors import PolarError
+from polar.evaluation.evaluate import EvalRun, episode_seed, results_rows, suite_hash, summarize
+from polar.leaderboard.submission import Manifest, SubmissionError, check_files, opened, read_manifest, read_summary
+from polar.trace import Trace, load_schema
+
+Key = tuple[str, int]
+"""(task id, sample index)."""
+
+
+@dataclass
+class Checked:
+    """A submission that passed `check`: its manifest, env family, tasks and episodes by (task, sample)."""
+
+    manifest: Manifest
+    family: Any
+    tasks: dict[str, Any]
+    episodes: dict[Key, Trace]
+    summary: dict[str, Any]
+
+
+def load_family(env_id: str) -> Any:
+    """The env family object (task loading, grading, reward spec) behind a registered env id."""
+    from polar.envs.polar_env import FAMILIES
+    from polar.envs.registration import ENVS
+
+    if env_id not in ENVS:
+        raise SubmissionError(f"manifest.json: env_id {env_id!r} is not an env of this polar-gym "
+                              f"({', '.join(ENVS)})")
+    module, attr = FAMILIES[ENVS[env_id][0]].split(":")
+    return getattr(importlib.import_module(module), attr)()
+
+
+def outcome_component(family: Any) -> str:
+    return next(c.name for c in family.reward.components if c.kind == "outcome")
+
+
+def label(key: Key, trace: Trace) -> str:
+    return f"episode {trace.episode_id} ({key[0]}#{key[1]})"
+
+
+def read_traces(path: Path) -> list[tuple[int, Trace]]:
+    """(line number, trace) for each line; a line that breaks the schema raises SubmissionError naming it."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    traces = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{lineno}"
+            try:
+                data = json.loads(line)
+            except ValueError as e:
+                raise SubmissionError(f"{where}: not JSON: {e}") from None
+            if isinstance(data, dict) and isinstance(data.get("episode_id"), str):
+                where += f" (episode {data['episode_id']})"
+            error = next(iter(sorted(validator.iter_errors(data), key=lambda e: list(e.path))), None)
+            if error is not None:
+                at = "/".join(map(str, error.path)) or "(top level)"
+                raise SubmissionError(f"{where}: not a valid polar.trace/v1 trace: at {at}: {error.message[:300]}")
+            try:
+                traces.append((lineno, Trace.model_validate(data)))
+            except ValueError as e:
+                raise SubmissionError(f"{where}: not a valid polar.trace/v1 trace: {str(e)[:300]}") from None
+    return traces
+
+
+def match_episodes(traces: list[tuple[int, Trace]], tasks: list[str], k: int, seed: int,
+                   where: str = "traces.jsonl") -> dict[Key, Trace]:
+    """Each trace's (task, sample), found from its seed; every task x k exactly once or SubmissionError."""
+    seeds = {(t, episode_seed(seed, t, s)): (t, s) for t in tasks for s in range(k)}
+    episodes: dict[Key, Trace] = {}
+    lines: dict[Key, int] = {}
+    for lineno, trace in traces:
+        key = seeds.get((trace.task_id, trace.seed))
+        if key is None:
+            raise SubmissionError(
+                f"{where}:{lineno}: episode {trace.episode_id} of task {trace.task_id!r} has seed {trace.seed}, "
+                f"which is not episode_seed({seed}, task, sample) for a task of the run and a sample < k={k}")
+        if key in episodes:
+            raise SubmissionError(f"{where}:{lineno}: {label(key, trace)} duplicates "
+                                  f"{label(key, episodes[key])} on line {lines[key]}")
+        episodes[key], lines[key] = trace, lineno
+    missing = [f"{t}#{s}" for s in range(k) for t in tasks if (t, s) not in episodes]
+    if missing:
+        raise SubmissionError(f"{where}: incomplete: {len(episodes)} of {len(tasks) * k} episodes; missing "
+                              f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
+    return episodes
+
+
+def check_suite(manifest: Manifest, family: Any) -> dict[str, Any]:
+    """The installed tasks the manifest names, after checking they hash to its suite_hash."""
+    if manifest.env_version != family.version:
+        raise SubmissionError(f"manifest.json: env_version is {manifest.env_version}, the installed "
+                              f"{manifest.env_id} is version {family.version}")
+    try:
+        installed = {t.id: t for t in family.load_tasks(manifest.suite)}
+    except PolarError as e:
+        raise SubmissionError(f"manifest.json: suite {manifest.suite!r} cannot be loaded here: {e}") from None
+    unknown = [t for t in manifest.tasks if t not in installed]
+    if unknown:
+        raise SubmissionError(f"manifest.json: tasks {', '.join(unknown)} are not in the installed suite "
+                              f"{manifest.suite!r}")
+    if len(set(manifest.tasks)) != len(manifest.tasks):
+        raise SubmissionError("manifest.json: field tasks names a task twice")
+    tasks = {t: installed[t] for t in manifest.tasks}
+    actual = suite_hash(list(tasks.values()))
+    if actual != manifest.suite_hash:
+        raise SubmissionError(f"manifest.json: suite_hash is {manifest.suite_hash}, but the installed tasks hash to "
+                              f"{actual} (the suite changed since the run, or the hash was edited)")
+    return tasks
+
+
+def check_agreement(manifest: Manifest, traces: list[tuple[int, Trace]]) -> None:
+    """Every trace was made by the env, suite, harness, sandbox, model and polar-gym the manifest names.
+
+    (Not the policy's name: a trace records the policy object's own name, `scripted` for `--policy empty`.)
+    """
+    wanted = {"env_id": manifest.env_id, "env_version": manifest.env_version, "suite": manifest.suite,
+              "sandbox": manifest.sandbox, "harness.name": manifest.harness.name,
+              "harness.version": manifest.harness.version, "policy.model": manifest.model,
+              "polar_version": manifest.polar_version}
+    for lineno, t in traces:
+        have = {"env_id": t.env_id, "env_version": t.env_version, "suite": t.suite, "sandbox": t.sandbox,
+                "harness.name": t.harness.name, "harness.version": t.harness.version,
+                "policy.model": t.policy.model if t.policy else None,
+                "polar_version": t.polar_version}
+        for field, value in wanted.items():
+            if have[field] != value:
+                raise SubmissionError(f"traces.jsonl:{lineno} (episode {t.episode_id}): {field} is {have[field]!r}, "
+                                      f"manifest.json says {value!r}")
+
+
+def check_rewards(family: Any, episodes: dict[Key, Trace]) -> None:
+    """Each recorded reward is the family's reward spec applied to the recorded components."""
+    for key, trace in sorted(episodes.items()):
+        try:
+            score = family.reward.score(trace.reward_components)
+        except ValueError as e:
+            raise SubmissionError(f"traces.jsonl: {label(key, trace)}: {e}") from None
+        if not math.isclose(score, trace.reward, abs_tol=1e-9):
+            raise SubmissionError(f"traces.jsonl: {label(key, trace)}: reward is {trace.reward}, but its components "
+                                  f"{trace.reward_components} score {score}")
+
+
+def check_outputs(directory: Path, manifest: Manifest, family: Any, episodes: dict[Key, Trace],
+                  summary: dict[str, Any]) -> None:
+    """summary.json and results.parquet are exactly what `polar eval` computes from these traces."""
+    import pandas as pd
+
+    run = EvalRun(directory, manifest.eval_settings(), dict(episodes))
+    expected = json.loads(json.dumps(summarize(run, outcome_component(family))))
+    for field in sorted(set(expected) | set(summary)):
+        if summary.get(field, "(absent)") != expected.get(field, "(absent)"):
+            raise SubmissionError(f"summary.json: field {field} is {summary.get(field, '(absent)')!r}, the traces give "
+                                  f"{expected.get(field, '(absent)')!r}")
+    try:
+        actual = pd.read_parquet(directory / "results.parquet")
+    except Exception as e:  # pyarrow raises several unrelated types for a broken file
+        raise SubmissionError(f"results.parquet: cannot be read: {e}") from None
+    rows = results_rows(run)
+    columns = sorted(set().union(*(row.keys() for row in rows)))
+    if sorted(actual.columns) != columns:
+        raise SubmissionError(f"results.parquet: columns are {sorted(actual.columns)}, the traces give {columns}")
+    if len(actual) != len(rows):
+        raise SubmissionError(f"results.parquet: {len(actual)} rows, the traces give {len(rows)}")
+    for row, have in zip(rows, actual.sort_values(["task_id", "sample"]).to_dict("records"), strict=True):
+        for column in columns:
+            if not _same(have[column], row.get(column)):
+                raise SubmissionError(f"results.parquet: episode {row['task_id']}#{row['sample']} field {column} is "
+                                      f"{_plain(have[column])!r}, the traces give {_plain(row.get(column))!r}")
+
+
+def check(path: Path) -> Checked:
+    """Everything but re-grading, on a submission directory (see the module docstring)."""
+    check_files(path)
+    manifest = read_manifest(path)
+    family = load_family(manifest.env_id)
+    tasks = check_suite(manifest, family)
+    traces = read_traces(path / "traces.jsonl")
+    check_agreement(manifest, traces)
+    episodes = match_episodes(traces, manifest.tasks, manifest.k, manifest.seed)
+    check_rewards(family, episodes)
+    summary = read_summary(path)
+    check_outputs(path, manifest, family, episodes, summary)
+    return Checked(manifest, family, tasks, episodes, summary)
+
+
+def validate(path: Path, *, regrade: bool = True, sandbox: str | None = None, jobs: int = 4) -> Checked:
+    """`check`, then re-grade every episode in a fresh sandbox (the manifest's backend unless `sandbox`)."""
+    from polar.leaderboard.regrade import regrade_episodes
+
+    with opened(path) as directory:
+        checked = check(directory)
+    if regrade:
+        problems = regrade_episodes(checked, sandbox or checked.manifest.sandbox, jobs)
+        if problems:
+            more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+            raise SubmissionError(f"re-grading disagrees with {len(problems)} episode(s): " + "; ".join(problems[:5])
+                                  + more)
+    return checked
+
+
+def _same(a: Any, b: Any) -> bool:
+    a_missing = a is None or (isinstance(a, float) and math.isnan(a))
+    b_missing = b is None or (isinstance(b, float) and math.isnan(b))
+    if a_missing or b_missing:
+        return a_missing and b_missing
+    return _plain(a) == _plain(b)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value

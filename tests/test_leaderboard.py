@@ -1,0 +1,180 @@
+"""The leaderboard end to end: real eval runs are packed, validated (re-graded in real sandboxes) and built into
+a site; each kind of tampering is rejected, with the reason."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from polar.cli import main
+from polar.leaderboard.submission import DATA_FILES, sha256
+from polar.tasks.code import load_suite
+
+TASKS = ("balanced_brackets", "caesar_cipher")
+
+
+def leaderboard(*argv: str) -> int:
+    """`polar leaderboard ...` in-process, with `polar`'s own exit codes (2 for a PolarError)."""
+    return main(["leaderboard", *argv])
+
+
+def polar_eval(out: Path, policy: str, k: int = 2) -> Path:
+    done = subprocess.run([sys.executable, "-m", "polar.cli", "eval", "polar/Code-v0", "--policy", policy,
+                           "--suite", "code-mini", "--tasks", ",".join(TASKS), "-k", str(k), "-j", "2",
+                           "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(bwrap, tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("runs")
+    return {policy: polar_eval(root / policy, policy) for policy in ("oracle", "empty")}
+
+
+@pytest.fixture(scope="module")
+def packed(runs, tmp_path_factory) -> Path:
+    """A valid submission of the oracle run; tests copy it before tampering."""
+    out = tmp_path_factory.mktemp("packed") / "oracle"
+    assert leaderboard("submit", str(runs["oracle"]), "--out", str(out), "--name", "oracle-builtin") == 0
+    return out
+
+
+@pytest.fixture
+def sub(packed, tmp_path) -> Path:
+    return Path(shutil.copytree(packed, tmp_path / "sub"))
+
+
+def rehash(sub: Path) -> None:
+    """Re-sign the manifest after an edit, as a cheater would, so only the deeper checks can catch it."""
+    manifest = json.loads((sub / "manifest.json").read_text())
+    manifest["files"] = {name: sha256(sub / name) for name in DATA_FILES}
+    (sub / "manifest.json").write_text(json.dumps(manifest, indent=2))
+
+
+def edit_traces(sub: Path, edit) -> None:
+    lines = (sub / "traces.jsonl").read_text().splitlines()
+    traces = [json.loads(line) for line in lines]
+    traces = edit(traces)
+    (sub / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
+
+
+def rejected(sub: Path, capsys) -> str:
+    code = leaderboard("validate", str(sub))
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert out.startswith(f"REJECTED {sub}: ") and out.count("\n") == 1
+    return out
+
+
+def test_submit_validate_build(runs, packed, tmp_path, capsys):
+    manifest = json.loads((packed / "manifest.json").read_text())
+    assert sorted(p.name for p in packed.iterdir()) == ["manifest.json", *DATA_FILES]
+    assert manifest["schema"] == "polar.submission/v1" and manifest["name"] == "oracle-builtin"
+    assert manifest["tasks"] == list(TASKS) and manifest["k"] == 2 and manifest["suite"] == "code-mini"
+    assert manifest["suite_hash"] == json.loads((runs["oracle"] / "run.json").read_text())["suite_hash"]
+    assert manifest["harness"]["name"] == "builtin" and manifest["harness"]["version"]
+    assert manifest["files"]["traces.jsonl"] == sha256(packed / "traces.jsonl")
+    capsys.readouterr()
+
+    assert leaderboard("validate", str(packed)) == 0
+    ok = capsys.readouterr().out.strip()
+    assert ok.startswith("OK oracle-builtin:") and "4 episodes re-graded" in ok and "pass@1 1.000" in ok
+
+    tarball = tmp_path / "empty.tar.gz"
+    assert leaderboard("submit", str(runs["empty"]), "--out", str(tarball), "--setting", "note=baseline") == 0
+    capsys.readouterr()
+    assert leaderboard("validate", str(tarball)) == 0
+    assert "pass@1 0.000" in capsys.readouterr().out
+
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    shutil.copytree(packed, submissions / "oracle-builtin")
+    shutil.copy(tarball, submissions)
+    site = tmp_path / "site"
+    assert leaderboard("build", "--submissions", str(submissions), "--out", str(site)) == 0
+    index = (site / "index.html").read_text()
+    assert index.index("oracle-builtin") < index.index(">empty<"), "ranked by pass@1"
+    assert "http://" not in index and "https://" not in index
+    for name in ("oracle-builtin", "empty"):
+        page = (site / "submissions" / name / "index.html").read_text()
+        assert all(task in page for task in TASKS)
+        assert (site / "submissions" / name / "traces.jsonl").read_bytes()
+        assert f'href="submissions/{name}/traces.jsonl"' in index
+
+
+def test_submit_refuses_an_incomplete_run(runs, tmp_path, capsys):
+    run = Path(shutil.copytree(runs["oracle"], tmp_path / "run"))
+    lines = (run / "traces.jsonl").read_text().splitlines(keepends=True)
+    (run / "traces.jsonl").write_text("".join(lines[1:]))
+    assert leaderboard("submit", str(run), "--out", str(tmp_path / "sub")) == 2
+    assert "incomplete: 3 of 4 episodes; missing" in capsys.readouterr().err
+    assert not (tmp_path / "sub").exists()
+
+
+def test_an_edited_reward_in_results_is_rejected(sub, capsys):
+    results = pd.read_parquet(sub / "results.parquet")
+    results.loc[(results.task_id == "caesar_cipher") & (results["sample"] == 1), "reward"] = 0.5
+    results.to_parquet(sub / "results.parquet", index=False)
+    rehash(sub)
+    out = rejected(sub, capsys)
+    assert "results.parquet: episode caesar_cipher#1 field reward is 0.5, the traces give 1.0" in out
+
+
+def test_a_missing_episode_is_rejected(sub, capsys):
+    edit_traces(sub, lambda traces: [t for t in traces if not (t["task_id"] == "balanced_brackets" and
+                                                                t["seed"] == _seed("balanced_brackets", 1))])
+    rehash(sub)
+    assert "incomplete: 3 of 4 episodes; missing balanced_brackets#1" in rejected(sub, capsys)
+
+
+def test_a_file_hash_mismatch_is_rejected(sub, capsys):
+    summary = json.loads((sub / "summary.json").read_text())
+    summary["pass@1"] = 1.0
+    (sub / "summary.json").write_text(json.dumps(summary, indent=1))
+    out = rejected(sub, capsys)
+    assert "summary.json: sha256 is" in out and "manifest.json says" in out
+
+
+def test_a_trace_that_does_not_validate_is_rejected(sub, capsys):
+    def break_status(traces):
+        traces[2]["status"] = "solved-honestly"
+        return traces
+
+    edit_traces(sub, break_status)
+    rehash(sub)
+    out = rejected(sub, capsys)
+    assert "traces.jsonl:3 (episode" in out and "not a valid polar.trace/v1 trace: at status" in out
+
+
+def test_a_regrade_mismatch_is_rejected(sub, capsys):
+    """The artefact goes back to the stub while every recorded number still says solved: only re-grading sees it."""
+    stub = {t.id: t.stub for t in load_suite("code-mini")}
+
+    def unsolve(traces):
+        for t in traces:
+            if t["task_id"] == "caesar_cipher":
+                t["artefact"] = {"files": stub["caesar_cipher"]}
+        return traces
+
+    edit_traces(sub, unsolve)
+    rehash(sub)
+    assert leaderboard("validate", str(sub)) == 1  # nothing but the re-grade is wrong ...
+    out = capsys.readouterr().out
+    assert "re-grading disagrees with 2 episode(s)" in out
+    assert "(caesar_cipher#0): re-graded reward 0 (solved=0" in out and "recorded 1 (solved=1" in out
+    from polar.leaderboard.validate import check
+
+    assert check(sub).manifest.name == "oracle-builtin"  # ... every other check passes
+
+
+def _seed(task: str, sample: int) -> int:
+    from polar.evaluation.evaluate import episode_seed
+
+    return episode_seed(0, task, sample)
