@@ -32,6 +32,7 @@ from polar.types import ModelReply, ModelRequest
 
 Responder = Callable[[ModelRequest], Awaitable[ModelReply]]
 MAX_BODY_BYTES = 32 << 20
+BACKLOG = 4096  # aiohttp's default (128) drops connections when a thousand sessions open at once
 _SESSION_PATH = re.compile(r"^/s/([A-Za-z0-9_-]+)(/.*)?$")
 _GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
 
@@ -114,10 +115,10 @@ class Gateway:
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
         os.chmod(self.socket_dir, 0o755)
-        await web.UnixSite(self._runner, self.socket_path).start()
+        await web.UnixSite(self._runner, self.socket_path, backlog=BACKLOG).start()
         os.chmod(self.socket_path, 0o666)  # sandboxes run as other uids
         if self.tcp_port is not None:
-            site = web.TCPSite(self._runner, "127.0.0.1", self.tcp_port)
+            site = web.TCPSite(self._runner, "127.0.0.1", self.tcp_port, backlog=BACKLOG)
             await site.start()
             self.tcp_port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         return self
