@@ -55,6 +55,20 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
+Z95 = 1.959963984540054
+
+
+def wilson_interval(p: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for a success rate `p` over `n` trials (honest at 0 and 1, unlike the
+    normal approximation); (nan, nan) when there are no trials."""
+    if n <= 0:
+        return math.nan, math.nan
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))  # p stays inside despite rounding
+
+
 @dataclass
 class EvalRun:
     out: Path

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.protocols import Task
-from polar.types import ModelReply, ModelRequest, ToolCall
+from polar.types import ModelReply, ModelRequest, ToolCall, content_text
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -86,15 +86,6 @@ def load_model(path: Path | None = None) -> LoadedModel:
         return _LOADED[path]
 
 
-def _text(content: Any) -> str:
-    """A message's content as text: OpenAI content parts are joined, None is empty."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-
-
 def plain_turns(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Messages a tool-unaware template can render: tool results become user turns, tool calls become text.
 
@@ -103,7 +94,7 @@ def plain_turns(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
     names: dict[str, str] = {}
     turns = []
     for m in messages:
-        text = _text(m.get("content"))
+        text = content_text(m.get("content"))
         if m.get("role") == "tool":
             who = m.get("name") or names.get(m.get("tool_call_id", "")) or m.get("tool_call_id") or "tool"
             turns.append({"role": "user", "content": f"Tool result ({who}):\n{text}"})
@@ -147,7 +138,7 @@ def render_prompt(tokenizer: Any, request: ModelRequest) -> list[int]:
     if tools and "tools" not in template:
         messages, tools = _with_tool_prompt(messages, tools), None
     if not template:  # ChatML by hand
-        text = "".join(f"<|im_start|>{m['role']}\n{_text(m['content'])}<|im_end|>\n" for m in messages)
+        text = "".join(f"<|im_start|>{m['role']}\n{content_text(m['content'])}<|im_end|>\n" for m in messages)
         return tokenizer.encode(text + "<|im_start|>assistant\n", add_special_tokens=False)
     text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
     return tokenizer.encode(text, add_special_tokens=False)

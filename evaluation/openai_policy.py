@@ -6,7 +6,6 @@ token ids; the reply carries them only when the server returned them.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,7 @@ import httpx
 
 from polar.errors import PolarError
 from polar.protocols import Task
-from polar.types import ModelReply, ModelRequest, ToolCall
+from polar.types import ModelReply, ModelRequest
 
 _NOT_FORWARDED = frozenset({"stream", "stream_options", "n", "model", "messages", "tools"})
 """Request params the policy owns: it reads one non-streamed choice, for its own model."""
@@ -111,26 +110,12 @@ class OpenAIPolicy:
 def reply_from_completion(data: dict[str, Any], model: str | None = None) -> ModelReply:
     """Map a chat-completion response (vLLM's token-id extensions included) to a ModelReply."""
     choice = data["choices"][0]
-    message = choice["message"]
-    calls = []
-    for i, raw in enumerate(message.get("tool_calls") or []):
-        fn = raw["function"]
-        args = fn.get("arguments", "{}")
-        calls.append(
-            ToolCall(
-                id=raw.get("id") or f"call_{i}",
-                name=fn["name"],
-                arguments=args if isinstance(args, str) else json.dumps(args),
-            )
-        )
+    message = ModelReply.from_openai_message({**choice["message"], "role": "assistant"})
     entries = (choice.get("logprobs") or {}).get("content") or []
-    return ModelReply(
-        content=message.get("content"),
-        tool_calls=calls,
-        reasoning=message.get("reasoning_content") or message.get("reasoning"),
+    return message.model_copy(update=dict(
         finish_reason=choice.get("finish_reason"),
         token_ids=choice.get("token_ids"),
         logprobs=[e["logprob"] for e in entries] or None,
         prompt_token_ids=data.get("prompt_token_ids") or choice.get("prompt_token_ids"),
         model=data.get("model") or model,
-    )
+    ))

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 REQUIRED_FILES = ("run.json", "summary.json", "results.parquet")
-Z95 = 1.959964
 BOOTSTRAP_RESAMPLES = 2000
 NUMERIC_COLUMNS = frozenset({"k", "episodes", "mean reward", "mean turns", "tokens", "wall time"})
 
@@ -82,14 +81,11 @@ def outcome_component(env_id: str) -> str | None:
     return next(c.name for c in family.reward.components if c.kind == "outcome")
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval for a binomial proportion (sensible at 0 and 1, unlike the normal one)."""
-    if n == 0:
-        return math.nan, math.nan
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))  # p inside, despite rounding
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    """pass@1's 95% Wilson interval over episodes."""
+    from polar.evaluation.evaluate import wilson_interval
+
+    return wilson_interval(successes / n if n else 0.0, n)
 
 
 def bootstrap_pass_at_k(results: pd.DataFrame, k: int, seed: int = 0) -> tuple[float, float, float]:

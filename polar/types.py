@@ -16,6 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field
 Api = Literal["openai-chat", "openai-responses", "anthropic-messages", "gemini", "builtin"]
 
 
+def content_text(content: Any) -> str:
+    """The text of a message content: a string, None (empty) or a list of text parts ({"text": ...})."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
 class ToolCall(BaseModel):
     """One function call the model made. `arguments` is the raw JSON text, kept even when it is malformed."""
 

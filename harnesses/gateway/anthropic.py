@@ -13,10 +13,9 @@ from polar.harnesses.gateway.wire import (
     parse_arguments,
     require,
     sse_event,
-    text_of,
     usage_counts,
 )
-from polar.types import ModelReply, ModelRequest
+from polar.types import ModelReply, ModelRequest, content_text
 
 API = "anthropic-messages"
 PARAMS = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "top_k": "top_k",
@@ -35,12 +34,12 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
     messages: list[dict[str, Any]] = []
     system = body.get("system")
     if system:
-        messages.append({"role": "system", "content": text_of(system)})
+        messages.append({"role": "system", "content": content_text(system)})
     for i, m in enumerate(require(body, "messages", list)):
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant", "system"):
             raise ApiError(400, f"messages[{i}].role must be 'user', 'assistant' or 'system'")
         if m["role"] == "system":  # Claude Code puts environment notes in system turns mid-conversation
-            messages.append({"role": "system", "content": text_of(m.get("content"))})
+            messages.append({"role": "system", "content": content_text(m.get("content"))})
             continue
         blocks = _blocks(m.get("content"))
         if m["role"] == "assistant":
@@ -49,7 +48,7 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
         text = []
         for b in blocks:
             if b.get("type") == "tool_result":
-                result = text_of(b.get("content"))
+                result = content_text(b.get("content"))
                 messages.append({"role": "tool", "tool_call_id": b.get("tool_use_id", ""),
                                  "content": f"Error: {result}" if b.get("is_error") else result})
             elif b.get("type") == "text":

@@ -6,8 +6,8 @@ import time
 import uuid
 from typing import Any
 
-from polar.harnesses.gateway.wire import ApiError, params_from, require, sse_data, text_of, usage_counts
-from polar.types import ModelReply, ModelRequest
+from polar.harnesses.gateway.wire import ApiError, params_from, require, sse_data, usage_counts
+from polar.types import ModelReply, ModelRequest, content_text
 
 API = "openai-chat"
 PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_tokens",
@@ -21,7 +21,7 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
             raise ApiError(400, f"messages[{i}] must be an object with a 'role'")
         message = dict(m)
         if isinstance(message.get("content"), list):
-            message["content"] = text_of(message["content"])
+            message["content"] = content_text(message["content"])
         if message["role"] == "developer":
             message["role"] = "system"
         messages.append(message)

@@ -11,8 +11,8 @@ import time
 import uuid
 from typing import Any
 
-from polar.harnesses.gateway.wire import ApiError, params_from, sse_event, text_of, usage_counts
-from polar.types import ModelReply, ModelRequest
+from polar.harnesses.gateway.wire import ApiError, params_from, sse_event, usage_counts
+from polar.types import ModelReply, ModelRequest, content_text
 
 API = "openai-responses"
 PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "max_tokens",
@@ -39,7 +39,7 @@ def _tools(raw: list[Any]) -> list[dict[str, Any]]:
 def to_request(body: dict[str, Any]) -> ModelRequest:
     messages: list[dict[str, Any]] = []
     if body.get("instructions"):
-        messages.append({"role": "system", "content": text_of(body["instructions"])})
+        messages.append({"role": "system", "content": content_text(body["instructions"])})
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
@@ -51,7 +51,7 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
         kind = item.get("type", "message")
         if kind == "message":
             role = {"developer": "system"}.get(item.get("role"), item.get("role", "user"))
-            _append(messages, {"role": role, "content": text_of(item.get("content"))})
+            _append(messages, {"role": role, "content": content_text(item.get("content"))})
         elif kind in ("function_call", "custom_tool_call"):
             args = item.get("arguments") if kind == "function_call" else json.dumps({"input": item.get("input", "")})
             call = {"id": item.get("call_id", ""), "type": "function",
@@ -59,7 +59,7 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
             _append(messages, {"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind in ("function_call_output", "custom_tool_call_output"):
             messages.append({"role": "tool", "tool_call_id": item.get("call_id", ""),
-                             "content": text_of(item.get("output"))})
+                             "content": content_text(item.get("output"))})
         elif kind == "reasoning":
             summary = "".join(s.get("text", "") for s in item.get("summary") or [] if isinstance(s, dict))
             _append(messages, {"role": "assistant", "content": None, "reasoning_content": summary})

@@ -23,17 +23,6 @@ def require(body: dict[str, Any], key: str, kind: type) -> Any:
     return value
 
 
-def text_of(content: Any) -> str:
-    """The text of a content value that is a string or a list of text parts ({"type": ..., "text": ...})."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
 def params_from(body: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """Sampling parameters under their canonical (OpenAI) names."""
     return {canonical: body[key] for key, canonical in names.items() if body.get(key) is not None}
