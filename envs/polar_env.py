@@ -29,7 +29,8 @@ from polar.protocols import Grade, Harness, HarnessExit, HarnessRun, Sandbox
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
-FAMILIES = {"code": "polar.envs.code:CodeFamily"}
+FAMILIES = {"code": "polar.envs.code:CodeFamily", "terminal": "polar.envs.terminal:TerminalFamily",
+            "swe": "polar.envs.swe:SweFamily"}
 _LIVE: weakref.WeakSet[PolarEnv] = weakref.WeakSet()
 
 

@@ -253,11 +253,15 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+")
     validate.set_defaults(fn=cmd_trace_validate)
 
+    from polar.envs.swe_cli import add_parser as add_swe
     from polar.evaluation.report import add_parser as add_report
     from polar.leaderboard import add_parser as add_leaderboard
+    from polar.training.cli import add_parser as add_train
 
     add_report(sub)
     add_leaderboard(sub)
+    add_train(sub)
+    add_swe(sub)
 
     harnesses = sub.add_parser("harnesses", help="list the harnesses, or install external ones ahead of time")
     harnesses.add_argument("--install", nargs="+", metavar="NAME", help="harness names, or `all`")

@@ -38,6 +38,12 @@ class SandboxSpec:
     """Output kept per command; a command that prints more is stopped."""
     command_timeout_s: float = 120.0
     """Default per-command timeout; the whole process tree of a command that overruns is killed."""
+    dockerfile: str | None = None
+    """A Dockerfile on this machine (its folder is the build context): container backends run the sandbox on an
+    image built from it, cached by content, unless the engine already has `image`. The local backend ignores it."""
+    writable_dirs: tuple[str, ...] = ()
+    """Absolute paths outside the workdir that commands may write (a Harbor task's `/tests`, `/logs`). The local
+    backend binds a fresh empty directory at each; a container's own file system is writable already."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from polar.envs.sandbox.base import ShellSandbox
+from polar.envs.sandbox.dockerfile import image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image
 from polar.envs.sandbox.shell import DRIVER, ShellSession, descendants, kill_quietly, proc_stat
 from polar.errors import SandboxError
@@ -173,9 +174,13 @@ class DockerBackend:
         return container.id
 
     async def start(self, spec: SandboxSpec) -> DockerSandbox:
-        if spec.image is None and self.base_image is None:
-            self.base_image = await asyncio.to_thread(build_base_image)
-        container_id = await asyncio.to_thread(self._create, spec, spec.image or self.base_image)
+        if spec.dockerfile is not None:
+            image = await asyncio.to_thread(image_for_dockerfile, self.client, spec.dockerfile, spec.image)
+        elif spec.image is None and self.base_image is None:
+            image = self.base_image = await asyncio.to_thread(build_base_image)
+        else:
+            image = spec.image or self.base_image
+        container_id = await asyncio.to_thread(self._create, spec, image)
         argv = [self.cli, "exec", "-i", container_id, "bash", "--noprofile", "--norc", "-c", DRIVER]
         # the container's cgroup caps memory and processes, so the driver needs no rlimits of its own
         session = ContainerShellSession(argv, container_id, output_limit=spec.output_limit_bytes,

@@ -115,11 +115,12 @@ class LocalBackend:
 
     async def start(self, spec: SandboxSpec) -> LocalSandbox:
         root = Path(tempfile.mkdtemp(prefix="polar-sbx-"))
-        for sub in ("workspace", "tmp", "home"):
+        extra = [f"dir{i}" for i in range(len(spec.writable_dirs))]
+        for sub in ("workspace", "tmp", "home", *extra):
             (root / sub).mkdir()
         uid = _sandbox_uid() if os.geteuid() == 0 else None
         if uid is not None:
-            for sub in ("", "workspace", "tmp", "home"):
+            for sub in ("", "workspace", "tmp", "home", *extra):
                 os.chown(root / sub, uid, uid)
             os.chmod(root, 0o700)
         env = {"PATH": _path_env(), "HOME": "/home/polar", "LANG": "C.UTF-8", "TERM": "dumb", "PAGER": "cat",
@@ -129,6 +130,8 @@ class LocalBackend:
                  *_system_binds(), "--proc", "/proc", "--dev", "/dev",
                  "--bind", str(root / "tmp"), "/tmp", "--bind", str(root / "home"), "/home/polar",
                  "--bind", str(root / "workspace"), spec.workdir]
+        for sub, path in zip(extra, spec.writable_dirs, strict=True):
+            argv += ["--bind", str(root / sub), path]
         for m in spec.mounts:
             argv += ["--ro-bind" if m.read_only else "--bind", m.host_path, m.sandbox_path]
         argv += ["--remount-ro", "/", "--chdir", spec.workdir, "--clearenv"]

@@ -1,0 +1,110 @@
+"""Admission of SWE-bench instances: each is graded for real, in the sandbox it will run in.
+
+An instance is admitted when
+- the gold patch resolves it (and every PASS_TO_PASS test passes with it),
+- the empty patch does not, and no FAIL_TO_PASS test passes without the fix,
+- patches that sabotage the tests instead of fixing the code do not: one deletes the files the test patch
+  touches, one adds a `conftest.py` that skips every test, one rewrites the failing tests to pass. They are
+  graded as given, without the filter that drops an agent's test edits, so the eval script and swebench's
+  grading must hold on their own.
+Any failure names the instance and the reason. `polar tasks admit SUITE --sandbox S` runs it in parallel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from polar.envs.swe import SweFamily
+from polar.errors import PolarError
+from polar.protocols import SandboxBackend
+from polar.tasks.swe import SweTask
+
+SKIP_ALL = ("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
+            "        item.add_marker(pytest.mark.skip(reason='sabotage'))\n")
+
+
+@dataclass
+class Admission:
+    instance_id: str
+    reasons: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def admitted(self) -> bool:
+        return not self.reasons
+
+
+async def sabotage_patches(family: SweFamily, task: SweTask, backend: SandboxBackend) -> dict[str, str]:
+    """Patches that go after the tests rather than the bug, made against the instance's own repository."""
+    runtime = await asyncio.to_thread(family.runtime, task, backend.name)
+    sandbox = await backend.start(runtime.spec)
+    patches = {}
+    try:
+        await family.materialize(task, sandbox, runtime.environment)
+        await sandbox.write("/tmp/polar_skip_all.py", SKIP_ALL)
+        files = " ".join(f"'{f}'" for f in task.test_files())
+        for name, command in {
+            "delete the test files": f"git rm -q --ignore-unmatch -- {files}",
+            "skip every test (conftest.py)": "cat /tmp/polar_skip_all.py >> conftest.py",
+            "rewrite the failing tests to pass": "for f in " + files + "; do [ -f \"$f\" ] && "
+            "sed -i -E 's/^([[:space:]]*)(assert|self\\.assert)/\\1pass  # \\2/' \"$f\"; done; true",
+        }.items():
+            await sandbox.exec("cd /testbed && git reset -q --hard && git clean -fdq", timeout=60)
+            result = await sandbox.exec(f"cd /testbed && {command} && git add -A && "
+                                        f"git diff --cached --binary {task.base_commit}", timeout=60)
+            if result.exit_code == 0 and result.output.strip():
+                patches[name] = result.output
+    finally:
+        await sandbox.stop()
+    return patches
+
+
+async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Admission:
+    """Run every admission check of one instance; the result lists what failed."""
+    import time
+
+    started = time.monotonic()
+    result = Admission(task.instance_id)
+    try:
+        gold = await family.grade_patch(task, task.patch, backend)
+        if gold.error or gold.components["resolved"] != 1.0:
+            result.reasons.append(f"the gold patch does not resolve it ({gold.error or _report(gold.log)})")
+        empty = await family.grade_patch(task, "", backend)
+        if empty.error:
+            result.reasons.append(f"grading the empty patch failed: {empty.error}")
+        elif empty.components["resolved"] != 0.0:
+            result.reasons.append("the empty patch resolves it: FAIL_TO_PASS tests already pass without the fix")
+        elif empty.components["f2p_frac"] > 0.0:
+            result.reasons.append(f"some FAIL_TO_PASS tests already pass without the fix ({_report(empty.log)})")
+        for name, patch in (await sabotage_patches(family, task, backend)).items():
+            grade = await family.grade_patch(task, patch, backend)  # unfiltered: the eval script must hold too
+            if grade.error:
+                result.reasons.append(f"grading the patch that would {name} failed: {grade.error}")
+            elif grade.components["resolved"] != 0.0:
+                result.reasons.append(f"a patch that would {name} resolves it")
+    except PolarError as e:
+        result.reasons.append(str(e))
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _report(log: str) -> str:
+    marker = ">>>>> polar swebench report"
+    return log.split(marker, 1)[1].strip()[:1500] if marker in log else log[-1500:]
+
+
+async def admit_all(family: SweFamily, tasks: list[SweTask], backend: SandboxBackend, jobs: int = 2,
+                    progress: Callable[[Admission], None] | None = None) -> list[Admission]:
+    """Admit every instance, `jobs` at once; results in the tasks' order."""
+    gate = asyncio.Semaphore(jobs)
+
+    async def one(task: SweTask) -> Admission:
+        async with gate:
+            outcome = await admit(family, task, backend)
+        if progress:
+            progress(outcome)
+        return outcome
+
+    return list(await asyncio.gather(*(one(t) for t in tasks)))

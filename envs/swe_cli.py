@@ -1,0 +1,88 @@
+"""`polar images build --suite S` and `polar tasks admit SUITE --sandbox S`, for SWE-bench suites."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+
+def cmd_images_build(args: argparse.Namespace) -> int:
+    """Build (or find cached) the docker image of every repository environment the suite needs."""
+    from tqdm import tqdm
+
+    from polar.envs.swe import SweFamily
+    from polar.envs.swe_environment import official_image
+
+    family = SweFamily()
+    tasks = family.load_tasks(args.suite)
+    needed = {}
+    for task in tasks:
+        if official_image(task) is None:
+            environment = family.environment(task)
+            needed[environment.key] = environment
+    bar = tqdm(total=len(needed), unit="image", dynamic_ncols=True)
+    for environment in needed.values():
+        bar.set_description(environment.repo)
+        started = time.monotonic()
+        image = environment.build_image()
+        bar.write(f"{image}  ({time.monotonic() - started:.1f}s)")
+        bar.update(1)
+    bar.close()
+    print(f"{len(needed)} image(s) ready for {len(tasks)} instance(s) of {args.suite}")
+    return 0
+
+
+def cmd_tasks_admit(args: argparse.Namespace) -> int:
+    """Grade every instance for real: gold resolves, empty and test-sabotaging patches do not."""
+    import asyncio
+
+    from tqdm import tqdm
+
+    from polar.envs.sandbox import make_backend
+    from polar.envs.swe import SweFamily
+    from polar.envs.swe_admission import Admission, admit_all
+
+    family = SweFamily()
+    tasks = family.load_tasks(args.suite)
+    if args.tasks:
+        wanted = set(args.tasks.split(","))
+        tasks = [t for t in tasks if t.instance_id in wanted]
+    backend = make_backend(args.sandbox)
+    bar = tqdm(total=len(tasks), unit="instance", dynamic_ncols=True)
+    failed = 0
+
+    def progress(outcome: Admission) -> None:
+        nonlocal failed
+        failed += not outcome.admitted
+        if not outcome.admitted:
+            bar.write(f"REJECTED {outcome.instance_id}: " + "; ".join(outcome.reasons))
+        bar.set_postfix(rejected=failed)
+        bar.update(1)
+
+    try:
+        results = asyncio.run(admit_all(family, tasks, backend, args.jobs, progress))
+    finally:
+        bar.close()
+    admitted = sum(r.admitted for r in results)
+    print(f"{admitted}/{len(results)} instance(s) of {args.suite} admitted in the {args.sandbox} sandbox")
+    return 0 if admitted == len(results) else 1
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `polar images build` and `polar tasks admit` on the `polar` command's subparsers."""
+    images = subparsers.add_parser("images", help="docker images of task environments").add_subparsers(
+        dest="images_command", required=True)
+    build = images.add_parser("build", help="build the images a suite needs (cached in the Docker engine)")
+    build.add_argument("--suite", default="swe-mini", help="a bundled suite, an instances file or a dataset")
+    build.set_defaults(fn=cmd_images_build)
+
+    tasks = subparsers.add_parser("tasks", help="check task suites").add_subparsers(dest="tasks_command",
+                                                                                    required=True)
+    admit = tasks.add_parser("admit", help="grade every instance for real: gold resolves, empty and "
+                                           "test-sabotaging patches do not")
+    admit.add_argument("suite", help="a bundled suite (swe-mini), an instances file or a dataset")
+    admit.add_argument("--sandbox", default="local", help="local (bubblewrap) | docker")
+    admit.add_argument("--jobs", "-j", type=int, default=2, help="instances admitted at once")
+    admit.add_argument("--tasks", help="comma-separated instance ids (default: all)")
+    admit.set_defaults(fn=cmd_tasks_admit)

@@ -1,0 +1,188 @@
+"""polar/Terminal-v0: Harbor-format tasks (Terminal-Bench 2.0 and others) in a docker or local sandbox.
+
+Setup makes the sandbox what the task's Dockerfile describes. In the docker sandbox the sandbox runs on the
+image built from it (`sandbox/dockerfile.py`: on polar's offline base when the engine lacks the task's own,
+cached by content). In the local sandbox the Dockerfile's steps are replayed on the host's system
+(`dockerfile_replay.py`), and a task that needs more than that (packages the host lacks) runs in docker only.
+
+Grading runs in the agent's own sandbox, as Harbor's verifier does, since the outcome may be a running service
+or a process the agent killed as much as a file: `/tests` and `/logs/verifier` are emptied, the pristine
+`tests/` is copied in (the agent never saw it), and `bash /tests/test.sh` runs from the working directory with
+the environment the sandbox had after setup, not whatever the agent exported. Its reward file is read by the
+rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import shlex
+import tarfile
+import weakref
+from dataclasses import dataclass
+
+from polar.envs.dockerfile_replay import DockerOnly, Step, plan, replay
+from polar.errors import SandboxError, VerifierError
+from polar.protocols import Grade, RunCommand, Sandbox, SandboxBackend, SandboxSpec, WriteFile
+from polar.reward import RewardComponent, RewardSpec
+from polar.tasks.harbor import TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
+
+WRITABLE_DIRS = ("/tests", "/logs", "/solution")
+"""Harbor's fixed paths outside the working directory: tests, verifier and agent logs, the reference solution."""
+IMAGE_BACKENDS = ("docker",)
+"""Backends whose sandbox runs on the task's image, so the Dockerfile needs no replay."""
+_SKIP_ENV = {"PWD", "OLDPWD", "SHLVL", "_"}
+
+
+_PLANS: weakref.WeakKeyDictionary[HarborTask, list[Step] | str] = weakref.WeakKeyDictionary()
+
+
+def _local_plan(task: HarborTask) -> list[Step] | str:
+    """The replay steps of the task's Dockerfile (computed once per task), or why there are none."""
+    if task not in _PLANS:
+        try:
+            _PLANS[task] = plan(task, WRITABLE_DIRS)
+        except DockerOnly as e:
+            _PLANS[task] = str(e)
+    return _PLANS[task]
+
+
+def local_blocker(task: HarborTask) -> str | None:
+    """Why the task cannot run in the local sandbox (its task.toml's word, else what the replay finds), or None."""
+    if task.docker_only:
+        return f"its task.toml marks it docker-only: {task.docker_only}"
+    found = _local_plan(task)
+    return found if isinstance(found, str) else None
+
+
+def _pack(files: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for rel, data in sorted(files.items()):
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode = len(data), 0o755
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+class TerminalFamily:
+    """Task loading, sandbox setup and grading for polar/Terminal-v0."""
+
+    env_id = "polar/Terminal-v0"
+    version = 0
+    default_suite = "terminal-mini"
+    reward = RewardSpec(
+        (RewardComponent("reward", 1.0, 1.0, "outcome",
+                         "what the task's tests/test.sh wrote to /logs/verifier (reward.json, else reward.txt), "
+                         "clipped to [0, 1]"),)
+    )
+
+    def __init__(self) -> None:
+        self._environments: weakref.WeakKeyDictionary[Sandbox, dict[str, str]] = weakref.WeakKeyDictionary()
+
+    def load_tasks(self, suite: str | None) -> list[HarborTask]:
+        return load_suite(suite)
+
+    def sandbox_spec(self, task: HarborTask) -> SandboxSpec:
+        limits = {"memory_mb": task.memory_mb} if task.memory_mb else {}
+        return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
+                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, **limits)
+
+    async def setup(self, task: HarborTask, sandbox: Sandbox) -> None:
+        backend = getattr(sandbox, "backend", None)
+        if backend == "process":
+            raise SandboxError("Terminal-v0 tasks write /tests and /logs: the unisolated `process` sandbox would "
+                               "write them on the host. Use sandbox='local' or sandbox='docker'.")
+        if backend not in IMAGE_BACKENDS:
+            if (blocker := local_blocker(task)) is not None:
+                raise SandboxError(f"task {task.id} runs in the docker sandbox only: {blocker}")
+            found = _local_plan(task)
+            assert not isinstance(found, str)
+            await replay(task, sandbox, found)
+        workdir = shlex.quote(task.workdir)
+        result = await sandbox.exec(f"mkdir -p {VERIFIER_DIR} /logs/agent {TESTS_DIR} && cd {workdir} && "
+                                    "env -0 | base64 -w0", timeout=60)
+        if result.exit_code != 0:
+            raise SandboxError(f"task {task.id}: preparing the sandbox failed: {result.output[-2000:]}")
+        entries = base64.b64decode(result.output).decode(errors="replace").split("\0")
+        self._environments[sandbox] = {k: v for k, _, v in (e.partition("=") for e in entries if "=" in e)
+                                       if k not in _SKIP_ENV}
+
+    async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+        """Run the pristine tests/test.sh in the agent's sandbox and read the reward it wrote."""
+        clear = (f"rm -rf {TESTS_DIR} {VERIFIER_DIR} 2>/dev/null; mkdir -p {TESTS_DIR} {VERIFIER_DIR} && "
+                 f"[ ! -L {TESTS_DIR} ] && [ -z \"$(find {TESTS_DIR} {VERIFIER_DIR} -mindepth 1 | head -1)\" ]")
+        if (cleared := await sandbox.exec(clear, timeout=60)).exit_code != 0:
+            return Grade(self.reward.zeros(), cleared.output,
+                         error=f"task {task.id}: could not empty {TESTS_DIR} and {VERIFIER_DIR} for the tests")
+        await sandbox.write("/tmp/.polar-tests.tar", _pack(task.tests))
+        unpack = await sandbox.exec(f"tar -xf /tmp/.polar-tests.tar -C {TESTS_DIR} --no-same-owner; s=$?; "
+                                    "rm -f /tmp/.polar-tests.tar; [ $s -eq 0 ]", timeout=60)
+        if unpack.exit_code != 0:
+            return Grade(self.reward.zeros(), unpack.output,
+                         error=f"task {task.id}: could not copy tests/ into {TESTS_DIR}")
+        env = {**self._environments.get(sandbox, {}), **task.verifier_env}
+        assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        workdir = shlex.quote(task.workdir)
+        command = f"(cd {workdir} 2>/dev/null || cd /; exec env -i {assigned} bash {TESTS_DIR}/test.sh)"
+        result = await sandbox.exec(command, timeout=task.verifier_timeout_s)
+        log = f"$ bash {TESTS_DIR}/test.sh  (exit code {result.exit_code})\n{result.output[-20_000:]}"
+        if result.timed_out:
+            return Grade(self.reward.zeros(), log, error=f"task {task.id}: tests/test.sh ran past its "
+                                                         f"{task.verifier_timeout_s:g}s [verifier] timeout_sec")
+        files = {}
+        for name in ("reward.json", "reward.txt"):
+            try:
+                files[name] = await sandbox.read(f"{VERIFIER_DIR}/{name}")
+            except FileNotFoundError:
+                files[name] = None
+        try:
+            reading = read_reward(files["reward.json"], files["reward.txt"])
+        except VerifierError as e:
+            return Grade(self.reward.zeros(), log, error=f"task {task.id}: {e}")
+        note = f" ({reading.note})" if reading.note else ""
+        return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """One task's admission: the reference solution must score 1 and doing nothing must score 0."""
+
+    task_id: str
+    solution: float | None = None
+    """The reward of the reference solution; None when grading failed (see `log`)."""
+    noop: float | None = None
+    skipped: str | None = None
+    """Why the task was not run in this sandbox (a docker-only task in the local one)."""
+    log: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.skipped is None and self.solution == 1.0 and self.noop == 0.0
+
+
+async def admit(task: HarborTask, backend: SandboxBackend, family: TerminalFamily | None = None) -> Admission:
+    """Grade the task twice in fresh sandboxes from `backend`: after its reference solution, and untouched."""
+    family = family or TerminalFamily()
+    if backend.name not in IMAGE_BACKENDS and (blocker := local_blocker(task)) is not None:
+        return Admission(task.id, skipped=blocker)
+
+    async def once(solve: bool) -> tuple[float | None, str]:
+        sandbox = await backend.start(family.sandbox_spec(task))
+        try:
+            await family.setup(task, sandbox)
+            for step in task.reference_solution() if solve else []:
+                if isinstance(step, WriteFile):
+                    await sandbox.write(step.path, step.content)
+                elif isinstance(step, RunCommand):
+                    await sandbox.exec(step.command, timeout=task.agent_timeout_s)
+            grade = await family.grade(task, sandbox, backend)
+        finally:
+            await sandbox.stop()
+        if grade.error:
+            return None, f"{grade.error}\n{grade.log}"
+        return family.reward.score(grade.components), grade.log
+
+    (solution, solved_log), (noop, noop_log) = await asyncio.gather(once(True), once(False))
+    return Admission(task.id, solution, noop, log=f"--- solution\n{solved_log[-3000:]}\n--- no-op\n{noop_log[-3000:]}")

@@ -1,0 +1,1 @@
+"""wordstat: count lines, words and the most common word of a text file."""

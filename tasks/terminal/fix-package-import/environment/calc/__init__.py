@@ -1,0 +1,1 @@
+from evaluate import evaluate  # noqa: F401

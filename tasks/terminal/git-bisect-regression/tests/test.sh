@@ -1,0 +1,8 @@
+#!/bin/bash
+# The verifier: reward 1 when every check in test_outputs.py passes, else 0.
+mkdir -p /logs/verifier
+if python3 /tests/test_outputs.py; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi

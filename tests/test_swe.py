@@ -1,0 +1,225 @@
+"""polar/SWE-v0 for real: the loaders, swebench's grading in real sandboxes, admission of the bundled suite in
+the local and the docker sandbox, episodes end to end, and bad input. Environments and images are cached
+(`$POLAR_CACHE`), so only the first run on a machine pays for building them."""
+
+import asyncio
+import json
+from dataclasses import replace
+
+import gymnasium as gym
+import jsonschema
+import pandas as pd
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from polar.envs.registration import register_envs
+from polar.envs.sandbox import make_backend
+from polar.envs.swe import SweFamily, split_patch
+from polar.envs.swe_admission import admit, admit_all
+from polar.errors import TaskFormatError
+from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.evaluation.runner import run_episode
+from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance
+from polar.trace import load_schema
+
+register_envs()
+FAMILY = SweFamily()
+TASKS = load_instances("swe-mini")
+ROWS = [t.to_record() for t in TASKS]
+
+
+def one_per_project():
+    seen = {}
+    for task in TASKS:
+        seen.setdefault(task.repo, task)
+    return list(seen.values())
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# --- the format and its loaders ---------------------------------------------------------------------------
+
+def test_the_bundled_suite_spans_several_real_projects():
+    assert len(TASKS) >= 8 and len({t.repo for t in TASKS}) >= 2
+    for task in TASKS:
+        assert task.FAIL_TO_PASS and task.PASS_TO_PASS and task.eval_script and task.log_parser == "parse_log_pytest"
+        assert set(task.test_files()).isdisjoint(split_patch(task.patch, [])[0])  # the gold patch is source only
+
+
+def test_jsonl_and_parquet_round_trip(tmp_path):
+    (tmp_path / "s.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS[:3]))
+    assert load_jsonl(tmp_path / "s.jsonl") == TASKS[:3]
+    frame = pd.DataFrame(ROWS[:3])
+    frame["FAIL_TO_PASS"] = [list(t.FAIL_TO_PASS) for t in TASKS[:3]]  # real lists, as some exports store them
+    frame.to_parquet(tmp_path / "s.parquet")
+    assert load_parquet(tmp_path / "s.parquet") == TASKS[:3]
+    assert load_instances(str(tmp_path / "s.parquet")) == TASKS[:3]
+
+
+def test_a_local_dataset_in_hugging_face_layout_loads_through_datasets(tmp_path, monkeypatch):
+    pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    (tmp_path / "SWE-bench_Lite" / "data").mkdir(parents=True)
+    pd.DataFrame(ROWS[:2]).to_parquet(tmp_path / "SWE-bench_Lite" / "data" / "test-00000-of-00001.parquet")
+    pd.DataFrame(ROWS[2:3]).to_parquet(tmp_path / "SWE-bench_Lite" / "data" / "dev-00000-of-00001.parquet")
+    assert load_instances(str(tmp_path / "SWE-bench_Lite")) == TASKS[:2]
+    assert load_instances(f"{tmp_path / 'SWE-bench_Lite'}@dev") == TASKS[2:3]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"FAIL_TO_PASS": "[]"}, "field 'FAIL_TO_PASS' is empty"),
+    ({"FAIL_TO_PASS": "not json"}, "field 'FAIL_TO_PASS' is a string but not a JSON list"),
+    ({"patch": "just prose"}, "field 'patch' is not a git diff"),
+    ({"repo": "no-owner"}, "field 'repo' must be 'owner/name'"),
+    ({"base_commit": None}, "missing field 'base_commit'"),
+])
+def test_a_broken_row_names_the_instance_and_the_field(change, message):
+    with pytest.raises(TaskFormatError, match=rf"'{TASKS[0].instance_id}'.*{message}"):
+        parse_instance({**ROWS[0], **change})
+
+
+def test_test_file_edits_never_reach_the_grader():
+    task = TASKS[0]
+    sneaky = task.patch + task.test_patch + (
+        "diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n"
+        "@@ -0,0 +1 @@\n+import pytest\n")
+    kept, dropped = split_patch(sneaky, task.test_files())
+    assert kept == task.patch and set(dropped) == {*task.test_files(), "conftest.py"}
+
+
+# --- grading and admission in real sandboxes -------------------------------------------------------------
+
+def test_every_bundled_instance_is_admitted_in_the_local_sandbox(bwrap):
+    results = run(admit_all(FAMILY, TASKS, make_backend("local"), jobs=2))
+    assert {r.instance_id: r.reasons for r in results if not r.admitted} == {}
+
+
+def test_bundled_instances_are_admitted_in_docker(docker):
+    results = run(admit_all(FAMILY, one_per_project(), make_backend("docker"), jobs=2))
+    assert {r.instance_id: r.reasons for r in results if not r.admitted} == {}
+
+
+def test_bad_instances_fail_admission_with_the_reason(bwrap):
+    task = TASKS[0]
+    backend = make_backend("local")
+    already = replace(task, instance_id="already-passes", FAIL_TO_PASS=task.PASS_TO_PASS[:1])
+    missing = replace(task, instance_id="no-such-test", FAIL_TO_PASS=("test_nope.py::test_nothing",))
+    broken = replace(task, instance_id="patch-does-not-apply",
+                     patch=task.patch.replace("\n-", "\n-# a line that is not there\n-", 1))
+    outcomes = {t.instance_id: run(admit(FAMILY, t, backend)).reasons for t in (already, missing, broken)}
+    assert any("already pass without the fix" in r for r in outcomes["already-passes"]), outcomes
+    assert any("gold patch does not resolve" in r for r in outcomes["no-such-test"]), outcomes
+    assert any("'patch-does-not-apply'" in r and "field 'patch' does not apply" in r
+               for r in outcomes["patch-does-not-apply"]), outcomes
+
+
+def test_an_unknown_repository_is_a_task_format_error():
+    task = replace(TASKS[0], instance_id="nobody__nothing-1", repo="nobody/nothing")
+    with pytest.raises(TaskFormatError, match="'nobody__nothing-1'.*no environment for repo 'nobody/nothing'"):
+        FAMILY.sandbox_spec(task)
+
+
+def test_a_crashing_grader_is_a_verifier_error_with_its_log(bwrap):
+    task = replace(TASKS[0], eval_script="#!/bin/bash\necho 'the eval script broke'\nexit 3\n")
+    grade = run(FAMILY.grade_patch(task, task.patch, make_backend("local")))
+    assert grade.error and "markers" in grade.error and "the eval script broke" in grade.log
+    env = gym.make("polar/SWE-v0", sandbox="local", max_turns=4)
+    env.unwrapped.tasks = [task]
+    try:
+        trace = run_episode(env, OraclePolicy(), seed=0, task_id=task.id)
+    finally:
+        env.close()
+    assert (trace.status, trace.reward) == ("verifier_error", 0.0) and "the eval script broke" in trace.verifier_log
+
+
+def test_regrading_the_artefact_gives_the_same_verdict(bwrap):
+    task, backend = TASKS[1], make_backend("local")
+    gold = run(FAMILY.grade_patch(task, task.patch, backend))
+    again = run(FAMILY.regrade(task, gold.artefact, backend))
+    assert gold.components == again.components == {"resolved": 1.0, "f2p_frac": 1.0, "p2p_frac": 1.0}
+
+
+# --- episodes ----------------------------------------------------------------------------------------------
+
+def test_the_oracle_resolves_every_bundled_instance_through_the_builtin_harness(bwrap):
+    env = gym.make("polar/SWE-v0", sandbox="local", max_turns=4)
+    try:
+        rewards = {t.id: run_episode(env, OraclePolicy(), seed=0, task_id=t.id).reward for t in TASKS}
+    finally:
+        env.close()
+    assert rewards == dict.fromkeys(rewards, 1.0)
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_an_episode_end_to_end_oracle_1_and_empty_reply_0(request, sandbox):
+    request.getfixturevalue("docker" if sandbox == "docker" else "bwrap")
+    env = gym.make("polar/SWE-v0", sandbox=sandbox, max_turns=4)
+    task = TASKS[0]
+    try:
+        solved = run_episode(env, OraclePolicy(), seed=0, task_id=task.id)
+        idle = run_episode(env, ScriptedPolicy([]), seed=0, task_id=task.id)
+    finally:
+        env.close()
+    assert (solved.status, solved.reward, solved.sandbox) == ("completed", 1.0, sandbox), solved.verifier_log[-2000:]
+    assert solved.reward_components == {"resolved": 1.0, "f2p_frac": 1.0, "p2p_frac": 1.0}
+    assert solved.artefact["patch"] == task.patch
+    assert idle.reward == 0.0 and idle.reward_components["resolved"] == 0.0
+    for trace in (solved, idle):
+        jsonschema.Draft202012Validator(load_schema()).validate(json.loads(trace.to_json()))
+
+
+def test_check_env_passes(bwrap):
+    env = gym.make("polar/SWE-v0", max_turns=4)
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+# --- the commands --------------------------------------------------------------------------------------------
+
+def _cli(argv):
+    import argparse
+
+    from polar.envs.swe_cli import add_parser
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return args.fn(args)
+
+
+def test_polar_tasks_admit_and_images_build(tmp_path, capsys, bwrap, docker):
+    suite = tmp_path / "two.jsonl"
+    suite.write_text("".join(json.dumps(t.to_record()) + "\n" for t in one_per_project()[:2]))
+    assert _cli(["tasks", "admit", str(suite), "--sandbox", "local", "-j", "2"]) == 0
+    assert "2/2 instance(s)" in capsys.readouterr().out
+    assert _cli(["images", "build", "--suite", str(suite)]) == 0
+    assert "2 image(s) ready for 2 instance(s)" in capsys.readouterr().out
+
+
+def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
+    """An image named as swebench names its evaluation images, with the repository at /testbed, is found locally
+    (never pulled) and graded with the instance's own eval script; polar's environment is not involved."""
+    import subprocess
+
+    from polar.envs.swe_environment import official_image
+
+    task = TASKS[0]
+    environment = FAMILY.environment(task)
+    (tmp_path / "base.tar.gz").write_bytes(environment.base_archive(task))
+    (tmp_path / "Dockerfile").write_text(f"FROM {environment.build_image()}\nADD base.tar.gz /testbed/\n")
+    tag = f"swebench/sweb.eval.x86_64.{task.instance_id.lower().replace('__', '_1776_')}:latest"
+    subprocess.run([docker, "build", "-q", "--network", "none", "-t", tag, str(tmp_path)], check=True,
+                   capture_output=True, env={"DOCKER_BUILDKIT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"})
+    try:
+        assert official_image(task) == tag and FAMILY.runtime(task, "docker").environment is None
+        grade = run(FAMILY.grade_patch(task, task.patch, make_backend("docker")))
+        assert grade.components["resolved"] == 1.0, grade.log[-2000:]
+    finally:
+        subprocess.run([docker, "rmi", "-f", tag], capture_output=True)
+    assert official_image(task) is None

