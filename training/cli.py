@@ -70,8 +70,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> None:
     """Register `polar train coverage ...` and `polar train export ...` on the `polar` command's subparsers."""
-    train = subparsers.add_parser("train", help="turn traces into training samples and trainers' formats")
+    from polar.training.verl.cli import add_parser as add_verl
+
+    train = subparsers.add_parser("train", help="traces to training samples, trainers' formats, the verl backend")
     sub = train.add_subparsers(dest="train_command", required=True)
+    add_verl(sub)
 
     coverage = sub.add_parser("coverage", help="per episode, the share of model calls prefix_merge chains")
     coverage.add_argument("traces", type=Path, metavar="TRACES.jsonl")

@@ -1,0 +1,174 @@
+"""One polar episode driven by a token-in/token-out sampler: the loop the verl agent loop and TRL share.
+
+Every model call of the episode goes: the observation (the harness's request) is rendered with the model's
+own chat template and the request's tools (`canonical_prompt_ids`); the sampler turns those ids into token ids
+and logprobs; they are decoded, tool calls are parsed (`<tool_call>{...}</tool_call>`, Hermes style, what
+SmolLM2's and Qwen's templates use), and the env gets a `ModelReply` carrying the exact `token_ids`,
+`logprobs` and `prompt_token_ids`. At the end the trace becomes one training sequence with `prefix_merge`.
+
+Chain breaks: an episode whose later prompts stop extending the earlier ones (compaction, a sub-agent, a
+template that renders the model's reply back differently) prefix-merges into several chains. The trainer
+gets the FIRST chain only. The episode still runs to its end, so the reward grades everything the policy did,
+but the calls after the first break are not trained; `Rollout.chains` says how many chains there were.
+
+Budgets: the first chain must fit the trainer's sequence. The first prompt is left-truncated to
+`prompt_length` before sampling (as verl's own loops do, so the policy conditions on what is trained), and
+each call in the chain samples at most what is left of `response_length`. A call after a break (not trained)
+samples at most `response_length` tokens and what is left of the context (`prompt_length + response_length`),
+the same default verl's vLLM server applies. A call with no room left truncates the episode there (status
+`truncated`, through the env's `max_tokens` cap), and the sandbox is graded as it stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from polar.evaluation.local_policy import parse_tool_calls
+from polar.trace import Trace
+from polar.training.samples import Sample, canonical_prompt_ids, prefix_merge
+from polar.training.verl.data import EpisodeSpec
+from polar.types import ModelReply, ModelRequest
+
+STOP_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>")
+
+
+@dataclass
+class Generation:
+    """What a sampler returns for one prompt: the sampled ids and the logprob of each."""
+
+    token_ids: list[int]
+    logprobs: list[float]
+
+
+Generate = Callable[[list[int], int], Awaitable[Generation]]
+"""`await generate(prompt_ids, max_tokens)`: sample at most `max_tokens` tokens after `prompt_ids`."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    prompt_length: int
+    """Longest first prompt; a longer one is left-truncated before sampling."""
+    response_length: int
+    """Longest trained response: the first chain's sampled and in-between tokens together."""
+
+
+@dataclass
+class Rollout:
+    """An episode as the trainer sees it: the trace, and its first chain as one sample."""
+
+    trace: Trace
+    sample: Sample
+    """The first prefix-merge chain, ending with its last sampled token (trailing env tokens dropped)."""
+    chains: int
+    generate_s: float
+    """Seconds spent waiting on the sampler."""
+    env_s: float
+    """Seconds spent in the env (reset, harness, tools, grading)."""
+
+
+def stop_ids(tokenizer: Any) -> frozenset[int]:
+    """The ids that end a reply: the tokenizer's eos and the chat templates' end-of-turn tokens it knows."""
+    vocab = tokenizer.get_vocab()
+    ids = {tokenizer.eos_token_id, *(vocab[t] for t in STOP_TOKENS if t in vocab)}
+    return frozenset(i for i in ids if i is not None)
+
+
+def reply_from_tokens(tokenizer: Any, stops: frozenset[int], prompt: list[int], generation: Generation,
+                      model: str) -> ModelReply:
+    """The `ModelReply` for sampled tokens: decoded text (stop token left out), tool calls parsed."""
+    ids = list(generation.token_ids)
+    if len(generation.logprobs) != len(ids):
+        raise ValueError(f"the sampler returned {len(ids)} token ids but {len(generation.logprobs)} logprobs")
+    finish = "stop" if ids and ids[-1] in stops else "length"
+    content, calls = parse_tool_calls(tokenizer.decode(ids[:-1] if finish == "stop" else ids,
+                                                       skip_special_tokens=False))
+    return ModelReply(content=content, tool_calls=calls, finish_reason="tool_calls" if calls and finish == "stop"
+                      else finish, token_ids=ids, logprobs=list(generation.logprobs), prompt_token_ids=list(prompt),
+                      model=model)
+
+
+def _asked(request: ModelRequest) -> int | None:
+    value = request.params.get("max_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _without_env_tail(sample: Sample) -> Sample:
+    end = len(sample.loss_mask)
+    while end and sample.loss_mask[end - 1] == 0:
+        end -= 1
+    return replace(sample, response_ids=sample.response_ids[:end], loss_mask=sample.loss_mask[:end],
+                   logprobs=sample.logprobs[:end])
+
+
+def make_env(spec: EpisodeSpec) -> Any:
+    """The (unwrapped) `PolarEnv` a spec names, with its turn and time budgets."""
+    import gymnasium as gym
+
+    from polar.envs.registration import register_envs
+
+    register_envs()
+    env = gym.make(spec.env_id, harness=spec.harness, sandbox=spec.sandbox, suite=spec.suite,
+                   max_turns=spec.max_turns, time_limit_s=spec.time_limit_s)
+    return env.unwrapped
+
+
+async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, model: str, budget: Budget,
+                      policy: str) -> Rollout:
+    """Run the episode `spec` names with `generate` as the policy; the env is made and closed here.
+
+    `model` names the model whose chat template renders the prompts (`canonical_prompt_ids`); `policy` is
+    recorded in the trace.
+    """
+    loop = asyncio.get_running_loop()
+    stops = stop_ids(tokenizer)
+    env = await loop.run_in_executor(None, make_env, spec)
+    started, generate_s = time.monotonic(), 0.0
+    try:
+        seed = spec.seed * 2**20 + secrets.randbelow(2**20)
+        obs, info = await env.areset(seed=seed, options={"task_id": spec.task_id,
+                                                         "policy": {"name": policy, "model": model}})
+        chain: list[int] | None = None  # the first chain so far (prompt + appended); None once it broke
+        first_prompt = sampled = calls = 0
+        while True:
+            if not obs.messages:  # the harness exited before calling the model: nothing to sample
+                reply = ModelReply(content="", finish_reason="stop", token_ids=[], logprobs=[], prompt_token_ids=[],
+                                   model=model)
+            else:
+                prompt = await loop.run_in_executor(None, canonical_prompt_ids, tokenizer, obs, model)
+                if calls == 0:
+                    prompt = prompt[-budget.prompt_length:]
+                    first_prompt = len(prompt)
+                in_chain = calls == 0 or (chain is not None and prompt[: len(chain)] == chain)
+                if in_chain:
+                    room = budget.response_length - (len(prompt) - first_prompt)
+                else:
+                    chain = None
+                    room = min(budget.response_length, budget.prompt_length + budget.response_length - len(prompt))
+                limit = min(room, _asked(obs) or room)
+                if limit < 1:  # no room to sample: truncate the episode here and grade it
+                    env.max_tokens = sampled
+                    reply = ModelReply(content="", finish_reason="length", token_ids=[], logprobs=[],
+                                       prompt_token_ids=prompt, model=model)
+                else:
+                    t0 = time.monotonic()
+                    generation = await generate(prompt, limit)
+                    generate_s += time.monotonic() - t0
+                    reply = reply_from_tokens(tokenizer, stops, prompt, generation, model)
+                    sampled += len(generation.token_ids)
+                    if in_chain:
+                        chain = prompt + list(generation.token_ids)
+                calls += 1
+            obs, _, terminated, truncated, info = await env.astep(reply)
+            if terminated or truncated:
+                break
+    finally:
+        await loop.run_in_executor(None, env.close)
+    trace: Trace = info["trace"]
+    chains = prefix_merge(trace, tokenizer)
+    return Rollout(trace=trace, sample=_without_env_tail(chains[0]), chains=len(chains), generate_s=generate_s,
+                   env_s=time.monotonic() - started - generate_s)

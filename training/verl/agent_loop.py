@@ -1,0 +1,105 @@
+"""`PolarAgentLoop`: any polar env as a verl agent loop (verl 0.9.x, `verl.experimental.agent_loop`).
+
+verl's agent-loop workers call `run(sampling_params, **row)` once per rollout. This loop reads the row's
+`extra_info` (an `EpisodeSpec`, written by `polar train data`), runs that episode with verl's own rollout
+server as the policy (`server_manager.generate`: token ids in, token ids and logprobs out), and returns an
+`AgentLoopOutput` built from the trace's first prefix-merge chain (see `rollout.py` for the chain-break rule
+and the budgets): sampled tokens have mask 1 and their logprobs, tokens the env added between calls mask 0.
+The episode's reward is `reward_score`, so verl's reward manager is not asked.
+
+Register it with `actor_rollout_ref.rollout.agent.agent_loop_config_path=training/configs/agent_loop.yaml`
+(the `polar train verl` command adds it); that YAML may also set the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+from uuid import uuid4
+
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
+
+from polar.errors import PolarError
+from polar.training.rollout import Budget, Generation, Rollout, run_episode
+from polar.training.verl.data import AGENT_NAME, EpisodeSpec, check_spec
+
+
+@register(AGENT_NAME)
+class PolarAgentLoop(AgentLoopBase):
+    def __init__(self, *args: Any, harness: str | None = None, sandbox: str | None = None,
+                 max_turns: int | None = None, time_limit_s: float | None = None, model_name: str | None = None,
+                 **kwargs: Any):
+        """
+        Args (from the agent-loop YAML; None keeps the row's value):
+            harness: run every row with this harness instead of the row's.
+            sandbox: run every row in this sandbox backend instead of the row's.
+            max_turns: model calls per episode; default verl's `multi_turn.max_assistant_turns` when set.
+            time_limit_s: wall-clock budget of one episode.
+            model_name: the model whose chat template renders prompts (`canonical_prompt_ids`); default the
+                last part of `actor_rollout_ref.model.path`.
+        """
+        super().__init__(*args, **kwargs)
+        turns = max_turns or self.rollout_config.multi_turn.get("max_assistant_turns")
+        self.overrides = {"harness": harness, "sandbox": sandbox, "max_turns": turns, "time_limit_s": time_limit_s}
+        path = str(self.config.actor_rollout_ref.model.path)
+        self.model_name = model_name or os.path.basename(os.path.normpath(path))
+        self.budget = Budget(self.rollout_config.prompt_length, self.rollout_config.response_length)
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        where = f"row {kwargs.get('index', '?')} (data_source={kwargs.get('data_source')!r})"
+        spec = EpisodeSpec.from_row(kwargs.get("extra_info"), where).with_overrides(**self.overrides)
+        check_spec(spec, where)
+        request_id, priority = uuid4().hex, int(kwargs.get("priority", 0))
+        steps: list[int] = []
+        preempted = -1
+
+        async def generate(prompt_ids: list[int], max_tokens: int) -> Generation:
+            nonlocal preempted
+            output = await self.server_manager.generate(
+                request_id=request_id, prompt_ids=prompt_ids, priority=priority,
+                sampling_params={**sampling_params, "logprobs": True, "max_tokens": max_tokens},
+            )
+            if output.token_ids and output.log_probs is None:
+                raise PolarError("the rollout server returned no logprobs; polar's traces and mask-1 tokens need "
+                                 "them (actor_rollout_ref.rollout.calculate_log_probs=true)")
+            if output.num_preempted is not None:
+                preempted = max(preempted, 0) + output.num_preempted
+            steps.extend(s for s in (output.extra_fields.get(k) for k in ("min_global_steps", "max_global_steps"))
+                         if s is not None)
+            return Generation(list(output.token_ids), list(output.log_probs or []))
+
+        rollout = await run_episode(spec, generate, self.tokenizer, model=self.model_name, budget=self.budget,
+                                    policy="verl")
+        return to_output(rollout, steps=steps, preempted=preempted)
+
+
+def to_output(rollout: Rollout, *, steps: list[int] | None = None, preempted: int = -1) -> AgentLoopOutput:
+    """The `AgentLoopOutput` of an episode: its first chain, its reward, and what verl logs beside them."""
+    trace, sample = rollout.trace, rollout.sample
+    last = trace.turns[-1] if trace.turns else None
+    components = dict(trace.reward_components)
+    return AgentLoopOutput(
+        prompt_ids=sample.prompt_ids,
+        response_ids=sample.response_ids,
+        response_mask=sample.loss_mask,
+        response_logprobs=sample.logprobs,
+        reward_score=trace.reward,
+        num_turns=len(last.request.messages) + 1 if last else 0,  # verl counts chat messages, the reply included
+        metrics=AgentLoopMetrics(generate_sequences=rollout.generate_s, tool_calls=rollout.env_s,
+                                 num_preempted=preempted),
+        extra_fields={
+            "episode_id": trace.episode_id,
+            "env_id": trace.env_id,
+            "task_id": trace.task_id,
+            "status": trace.status,
+            "reward_components": components,
+            "reward_extra_info": components,  # verl logs these per sample; one env family per batch keeps keys equal
+            "model_calls": len(trace.turns),
+            "chain_turns": list(sample.turns),
+            "chains": rollout.chains,
+            "turn_scores": [],
+            "tool_rewards": [],
+            "min_global_steps": min(steps) if steps else None,
+            "max_global_steps": max(steps) if steps else None,
+        },
+    )
