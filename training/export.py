@@ -21,7 +21,7 @@ from typing import Any
 
 from polar.trace import Trace
 from polar.training.samples import Sample, prefix_merge
-from polar.types import ModelReply
+from polar.types import ModelReply, content_text
 
 ATIF_VERSION = "ATIF-v1.8"
 FORMATS = ("sft", "skyrl", "trl", "atif")
@@ -97,14 +97,6 @@ def trl_rollout(traces: Iterable[Trace], tokenizer: Any, builder: Builder = pref
     return out
 
 
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-
-
 def _atif_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """OpenAI tool calls as ATIF ones; arguments that are not a JSON object are kept raw in `extra`."""
     converted = []
@@ -152,7 +144,7 @@ def _context_steps(steps: list[dict[str, Any]], messages: list[dict[str, Any]], 
     """
     start = len(steps)
     for message in messages:
-        role, text = message.get("role"), _text(message.get("content"))
+        role, text = message.get("role"), content_text(message.get("content"))
         if role == "tool" and steps and steps[-1]["source"] == "agent":
             ids = {c["tool_call_id"] for c in steps[-1].get("tool_calls") or []}
             call_id = message.get("tool_call_id")
