@@ -9,10 +9,10 @@ verifier grades the sandbox in both cases, and the last step's `info["trace"]` h
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import time
 import uuid
-import weakref
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +31,6 @@ from polar.types import ModelReply, ModelRequest
 
 FAMILIES = {"code": "polar.envs.code:CodeFamily", "terminal": "polar.envs.terminal:TerminalFamily",
             "swe": "polar.envs.swe:SweFamily"}
-_LIVE: weakref.WeakSet[PolarEnv] = weakref.WeakSet()
 
 
 @dataclass
@@ -88,7 +87,6 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         self.observation_space = ModelRequestSpace()
         self.action_space = ModelReplySpace()
         self._episode: _Episode | None = None
-        _LIVE.add(self)
 
     @property
     def task_ids(self) -> list[str]:
@@ -266,8 +264,6 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
 
 
 async def _wait(coro, timeout: float):
-    import asyncio
-
     if timeout <= 0:
         coro.close()
         raise TimeoutError
