@@ -96,7 +96,20 @@ class RunCommand:
     command: str
 
 
-SolutionStep = WriteFile | RunCommand
+@dataclass(frozen=True)
+class CallTool:
+    """One step of a reference solution: call a tool the env provides for the episode (a browser action).
+
+    `target`, when set, names the element the call acts on by its ARIA role and accessible name (and `nth` among
+    equals, from 0); the oracle resolves it to the `ref` the latest page snapshot gave that element, since refs
+    are only known once the page is seen."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    target: dict[str, Any] | None = None
+
+
+SolutionStep = WriteFile | RunCommand | CallTool
 
 
 class Task(Protocol):
