@@ -41,7 +41,8 @@ class CodeFamily:
     def load_tasks(self, suite: str | None) -> list[CodeTask]:
         return load_suite(suite)
 
-    def sandbox_spec(self, task: CodeTask) -> SandboxSpec:
+    def sandbox_spec(self, task: CodeTask, backend: str | None = None) -> SandboxSpec:
+        """The bare default sandbox; `backend` is ignored: every backend runs a code task the same way."""
         return SandboxSpec()
 
     async def setup(self, task: CodeTask, sandbox: Sandbox) -> None:

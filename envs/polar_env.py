@@ -10,6 +10,7 @@ verifier grades the sandbox in both cases, and the last step's `info["trace"]` h
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import time
 import uuid
@@ -25,12 +26,12 @@ from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import HarnessError, SandboxError, UnknownNameError
 from polar.harnesses import make_harness
-from polar.protocols import Grade, Harness, HarnessExit, HarnessRun, Sandbox
+from polar.protocols import Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
 FAMILIES = {"code": "polar.envs.code:CodeFamily", "terminal": "polar.envs.terminal:TerminalFamily",
-            "swe": "polar.envs.swe:SweFamily"}
+            "swe": "polar.envs.swe:SweFamily", "web": "polar.envs.web:WebFamily"}
 
 
 @dataclass
@@ -42,6 +43,8 @@ class _Episode:
     started_at: str
     deadline: float
     sandbox: Sandbox | None = None
+    tools: ToolSet | None = None
+    """What the env provides the harness for this episode (a browser), when the family sets any up."""
     run: HarnessRun | None = None
     pending: ModelRequest | None = None
     observed_at: float = 0.0
@@ -145,11 +148,11 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         )
         self._episode = ep
         try:
-            spec = self.family.sandbox_spec(task)
+            spec = self.family.sandbox_spec(task, backend=self.sandbox_name)
             spec = replace(spec, mounts=spec.mounts + self.harness.sandbox_mounts())
             ep.sandbox = await self.backend.start(spec)
-            await self.family.setup(task, ep.sandbox)
-            ep.run = await self.harness.launch(task, ep.sandbox)
+            ep.tools = await self.family.setup(task, ep.sandbox)
+            ep.run = await self.harness.launch(task, ep.sandbox, ep.tools)
         except BaseException:
             await self._finish_quietly()
             raise
@@ -244,11 +247,11 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         ep = self._episode
         if ep is None:
             return
-        if ep.run is not None:
-            await ep.run.stop()
-        if ep.sandbox is not None:
-            await ep.sandbox.stop()
-        ep.run = ep.sandbox = None
+        async with contextlib.AsyncExitStack() as stack:  # each one stops even when another fails; run first
+            for stop in (ep.sandbox and ep.sandbox.stop, ep.tools and ep.tools.aclose, ep.run and ep.run.stop):
+                if stop:
+                    stack.push_async_callback(stop)
+            ep.run = ep.tools = ep.sandbox = None
 
     async def _finish_quietly(self) -> None:
         """Abandon the running episode, if any, without grading it."""

@@ -84,7 +84,8 @@ class TerminalFamily:
     def load_tasks(self, suite: str | None) -> list[HarborTask]:
         return load_suite(suite)
 
-    def sandbox_spec(self, task: HarborTask) -> SandboxSpec:
+    def sandbox_spec(self, task: HarborTask, backend: str | None = None) -> SandboxSpec:
+        """The task's image or Dockerfile; `backend` is ignored: each backend already reads what it can use."""
         limits = {"memory_mb": task.memory_mb} if task.memory_mb else {}
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
                            workdir=task.workdir, writable_dirs=WRITABLE_DIRS, **limits)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import base64
 import json
 import posixpath
+import re
 import shlex
 from collections.abc import Sequence
 from typing import Any
 
 from polar.errors import UnknownNameError
-from polar.protocols import Task, WriteFile
-from polar.types import ModelReply, ModelRequest, ToolCall
+from polar.protocols import CallTool, Task, WriteFile
+from polar.types import ModelReply, ModelRequest, ToolCall, content_text
 
 POLICIES = ("scripted", "empty", "oracle", "openai", "local")
 
@@ -63,7 +64,9 @@ class OraclePolicy:
 
     File writes and commands go through the harness's shell tool (found by name and schema in the
     request), so the harness itself executes them; a harness without tools gets fenced bash blocks.
-    Files are written from base64, which every harness's command filter lets through.
+    Files are written from base64, which every harness's command filter lets through. Calls to the env's own
+    tools (a browser) go to the tool of that name, which an MCP client may have prefixed (`mcp__polar__click`);
+    an element named by role and name is found in the latest page snapshot the request holds.
     """
 
     name = "oracle"
@@ -73,9 +76,13 @@ class OraclePolicy:
         if task is None:
             raise ValueError("the oracle policy needs the task: call it as policy(request, env.unwrapped.current_task)")
         steps = task.reference_solution()
+        if steps and isinstance(steps[0], CallTool) and steps[0].target:  # a target needs a snapshot to resolve
+            steps = [CallTool("snapshot"), *steps]
         turn = assistant_turns(request)
         if turn < len(steps):
             step = steps[turn]
+            if isinstance(step, CallTool):
+                return _call_env_tool(request, step, turn)
             command = _write_command(step.path, step.content) if isinstance(step, WriteFile) else step.command
             return self._run(request, command, turn)
         finish = next((t for t in _FINISH_TOOLS if t in request.tool_names()), None)
@@ -95,6 +102,35 @@ class OraclePolicy:
         value: str | list[str] = ["bash", "-lc", command] if kind == "array" else command
         call = ToolCall(id=f"call_oracle_{turn}", name=name, arguments=json.dumps({arg: value}))
         return ModelReply(tool_calls=[call], finish_reason="tool_calls")
+
+
+def _call_env_tool(request: ModelRequest, step: CallTool, turn: int) -> ModelReply:
+    name = next((n for n in request.tool_names() if n == step.name or n.endswith(f"__{step.name}")), None)
+    if name is None:
+        raise ValueError(f"the request offers no tool {step.name!r} (tools: {', '.join(request.tool_names())}); "
+                         "the task needs a harness that can reach the env's tools")
+    arguments = dict(step.arguments)
+    if step.target:
+        arguments["ref"] = _ref_in_latest_snapshot(request, step.target)
+    call = ToolCall(id=f"call_oracle_{turn}", name=name, arguments=json.dumps(arguments))
+    return ModelReply(tool_calls=[call], finish_reason="tool_calls")
+
+
+def _ref_in_latest_snapshot(request: ModelRequest, target: dict[str, Any]) -> str:
+    """The ref of the `nth` element with the target's role and exact name in the newest snapshot (a tool result
+    holding refs); an element that is not there is the reference solution's bug, so it raises."""
+    line = re.compile(rf'^\s*- {re.escape(target["role"])} "{re.escape(target["name"])}"(?: |:|$).*?\[ref=(\w+)\]',
+                      re.MULTILINE)
+    for message in reversed(request.messages):
+        text = content_text(message.get("content"))
+        if "[ref=" in text:
+            refs = line.findall(text)
+            nth = int(target.get("nth", 0))
+            if nth < len(refs):
+                return refs[nth]
+            raise ValueError(f"the latest snapshot has no {target['role']} named {target['name']!r} (#{nth}):\n"
+                             f"{text[:2000]}")
+    raise ValueError("no page snapshot in the request to find an element in")
 
 
 def _write_command(path: str, text: str) -> str:

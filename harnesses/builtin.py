@@ -1,19 +1,22 @@
 """polar's own minimal tool agent: bash, view, create, str_replace and submit, as OpenAI function tools.
 
-It runs in-process and executes its tools in the sandbox, so it needs no gateway hop. Models without tool
-calling can answer in plain text instead: one fenced ```bash block is run, a line `submit` ends the
-episode. Anything malformed goes back to the model as an error message, never as an exception.
+It runs in-process and executes its tools in the sandbox, so it needs no gateway hop. Tools the env provides
+for the episode (a browser) are offered next to these, or instead of the workspace tools when the toolset is
+exclusive. Models without tool calling can answer in plain text instead: one fenced ```bash block is run, a
+line `submit` ends the episode. Anything malformed goes back to the model as an error message, never as an
+exception.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import posixpath
 import re
 import shlex
 
 from polar import __version__
-from polar.protocols import HarnessExit, Mount, Sandbox, Task
+from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolOutput, ToolSet
 from polar.types import ModelReply, ModelRequest, ToolCall
 
 OBSERVATION_CHARS = 12_000
@@ -40,13 +43,17 @@ TOOLS = [
     _tool("str_replace", "Replace one exact, unique occurrence of old_str in a file with new_str.",
           path=("string", "file path, relative to the workspace"), old_str=("string", "the exact text to replace"),
           new_str=("string", "the replacement text")),
-    _tool("submit", "Finish: your changes in the workspace will be graded."),
 ]
+SUBMIT = _tool("submit", "Finish: your work will be graded.")
+TOOLS.append(SUBMIT)
 
 SYSTEM_PROMPT = """You are a careful software engineer working in a Linux sandbox. Solve the task by using the \
 tools: inspect files, edit them, run commands to test your work, then call submit.
 If you cannot call tools, reply with exactly one ```bash code block holding one command to run, or with a \
 line containing only the word submit when you are done."""
+
+ENV_TOOLS_PROMPT = """You are a careful agent. Solve the task with the tools you are given, checking the result \
+of each step, then call submit when the task is done."""
 
 FORMAT_HELP = ("No tool call found. Call one of the tools, or reply with one ```bash block holding a command, "
                "or a line with only `submit` when you are done.")
@@ -70,15 +77,19 @@ class _Submitted(Exception):
 class BuiltinRun:
     """One episode of the built-in agent."""
 
-    def __init__(self, task: Task, sandbox: Sandbox):
-        self.sandbox = sandbox
+    def __init__(self, task: Task, sandbox: Sandbox, env_tools: ToolSet | None = None):
+        self.sandbox, self.env_tools = sandbox, env_tools
+        exclusive = env_tools is not None and env_tools.exclusive
+        own = [SUBMIT] if exclusive else TOOLS
+        self.tools = [*(env_tools.specs if env_tools else ()), *own]
+        self.env_tool_names = {t["function"]["name"] for t in (env_tools.specs if env_tools else ())}
         self.messages: list[dict] = [
-            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "system", "content": ENV_TOOLS_PROMPT if exclusive else SYSTEM_PROMPT},
             {"role": "user", "content": task.instruction},
         ]
 
     def _request(self) -> ModelRequest:
-        return ModelRequest(messages=copy.deepcopy(self.messages), tools=copy.deepcopy(TOOLS), api="builtin")
+        return ModelRequest(messages=copy.deepcopy(self.messages), tools=copy.deepcopy(self.tools), api="builtin")
 
     async def advance(self, reply: ModelReply | None) -> ModelRequest | HarnessExit:
         if reply is None:
@@ -97,15 +108,21 @@ class BuiltinRun:
         return self._request()
 
     async def _plain_text(self, text: str) -> str:
-        if block := _BASH_BLOCK.search(text):
+        if (block := _BASH_BLOCK.search(text)) and "bash" in {t["function"]["name"] for t in self.tools}:
             return await self._bash(block.group(1).strip())
         if _SUBMIT_LINE.search(text):
             raise _Submitted
         return FORMAT_HELP
 
-    async def _call(self, call: ToolCall) -> str:
+    async def _call(self, call: ToolCall) -> str | list[dict]:
         try:
             args = call.parsed_arguments()
+            if call.name in self.env_tool_names:
+                assert self.env_tools is not None
+                return _tool_message_content(await self.env_tools.call(call.name, args))
+            if call.name not in {t["function"]["name"] for t in self.tools}:
+                names = ", ".join(t["function"]["name"] for t in self.tools)
+                return f"Error: unknown tool {call.name!r}; the tools are: {names}."
             match call.name:
                 case "bash":
                     return await self._bash(_str(args, "command"))
@@ -116,11 +133,8 @@ class BuiltinRun:
                     return f"Wrote {args['path']}."
                 case "str_replace":
                     return await self._str_replace(_str(args, "path"), _str(args, "old_str"), _str(args, "new_str"))
-                case "submit":
+                case _:  # submit, the only tool left
                     raise _Submitted
-                case _:
-                    names = ", ".join(t["function"]["name"] for t in TOOLS)
-                    return f"Error: unknown tool {call.name!r}; the tools are: {names}."
         except (ValueError, TypeError) as e:
             return f"Error: {e}"
         except FileNotFoundError as e:
@@ -162,6 +176,15 @@ class BuiltinRun:
         """Nothing to stop: the tools ran in the sandbox, which the env stops."""
 
 
+def _tool_message_content(output: ToolOutput) -> str | list[dict]:
+    """A tool message's content: the text, plus the image as an OpenAI image part when there is one."""
+    text = clip(output.text)
+    if output.image_png is None:
+        return text
+    url = "data:image/png;base64," + base64.b64encode(output.image_png).decode()
+    return [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": url}}]
+
+
 def _str(args: dict, key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str):
@@ -176,5 +199,5 @@ class BuiltinHarness:
     def sandbox_mounts(self) -> tuple[Mount, ...]:
         return ()
 
-    async def launch(self, task: Task, sandbox: Sandbox) -> BuiltinRun:
-        return BuiltinRun(task, sandbox)
+    async def launch(self, task: Task, sandbox: Sandbox, tools: ToolSet | None = None) -> BuiltinRun:
+        return BuiltinRun(task, sandbox, tools)

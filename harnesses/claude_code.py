@@ -1,6 +1,8 @@
 """Claude Code (`@anthropic-ai/claude-code`), speaking Anthropic Messages to the gateway."""
 
-from polar.harnesses.external import ExternalHarness
+import json
+
+from polar.harnesses.external import STATE, ExternalHarness, McpConfig
 
 
 class ClaudeCode(ExternalHarness):
@@ -14,7 +16,13 @@ class ClaudeCode(ExternalHarness):
     def env(self, base_url: str) -> dict[str, str]:
         return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "polar", "ANTHROPIC_MODEL": self.model,
                 "ANTHROPIC_SMALL_FAST_MODEL": self.model, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+                "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+                "ENABLE_TOOL_SEARCH": "false"}  # MCP tools in the request itself, not deferred behind ToolSearch
 
     def command(self, exe: str) -> str:
         return f'{exe} -p "$POLAR_INSTRUCTION" --dangerously-skip-permissions --output-format json'
+
+    def mcp(self, url: str) -> McpConfig:
+        config = {"mcpServers": {"polar": {"type": "http", "url": url}}}
+        args = f"--mcp-config {STATE}/mcp.json --strict-mcp-config"
+        return McpConfig({f"{STATE}/mcp.json": json.dumps(config)}, args)

@@ -15,11 +15,12 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from polar.errors import HarnessError
 from polar.harnesses.gateway.server import Gateway, GatewaySession, PendingCall, shared_gateway
-from polar.protocols import HarnessExit, Mount, Sandbox, Task
+from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolSet
 from polar.types import ModelReply, ModelRequest
 
 GATEWAY_DIR = "/run/polar"
@@ -36,6 +37,15 @@ def cache_root() -> Path:
         return Path(os.environ["POLAR_CACHE"]) / "harnesses"
     # as root, sandboxes run as other uids, which cannot enter /root
     return Path("/var/cache/polar/harnesses") if os.geteuid() == 0 else Path.home() / ".cache/polar/harnesses"
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """What points a CLI at an MCP server: config files (merged over the adapter's own) and arguments."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    args: str = ""
+    """Appended to the adapter's command line."""
 
 
 class ExternalHarness:
@@ -69,6 +79,11 @@ class ExternalHarness:
 
     def after_install(self, target: Path) -> None:
         """Fix-ups to a fresh install (a missing execute bit, say)."""
+
+    def mcp(self, url: str) -> McpConfig | None:
+        """How the CLI is told about the MCP server at `url` (the env's tools: a browser); None when it has no
+        MCP support, which rules it out of envs whose tasks need those tools."""
+        return None
 
     # --- written once for all adapters ---------------------------------------------------------------
 
@@ -108,15 +123,23 @@ class ExternalHarness:
         return (Mount(shared_gateway().socket_dir, GATEWAY_DIR),
                 Mount(str(self.ensure_installed()), f"{TOOLS_DIR}/{self.name}"))
 
-    async def launch(self, task: Task, sandbox: Sandbox) -> ExternalRun:
+    async def launch(self, task: Task, sandbox: Sandbox, tools: ToolSet | None = None) -> ExternalRun:
         gateway = await shared_gateway().ensure_started()
         if not any(m.sandbox_path == GATEWAY_DIR for m in sandbox.spec.mounts):
             raise HarnessError(f"the sandbox was started without the gateway mount at {GATEWAY_DIR}")
         session = gateway.open_session(models={self.model, *self.extra_models})
         base_url = f"http://127.0.0.1:{BRIDGE_PORT}/s/{session.id}"
+        files, args = self.files(base_url), ""
+        if tools is not None:
+            mcp = self.mcp(f"{base_url}/mcp")
+            if mcp is None:
+                gateway.close_session(session.id)
+                raise HarnessError(f"{self.name} has no MCP support, so it cannot reach this env's tools (a browser); "
+                                   "use a harness that has: builtin, claude-code")
+            session.tools, files, args = tools, files | mcp.files, f" {mcp.args}"
         await sandbox.write(f"{STATE}/bridge.py", BRIDGE.read_text())
         await sandbox.write(f"{STATE}/instruction.md", task.instruction)
-        for path, text in self.files(base_url).items():
+        for path, text in files.items():
             await sandbox.write(path, text)
         started = await sandbox.exec(  # no `exit` here: it would end the sandbox's persistent shell
             f"(cd {STATE} && nohup python3 bridge.py {BRIDGE_PORT} {GATEWAY_DIR}/gateway.sock > bridge.log 2>&1 &); "
@@ -127,7 +150,7 @@ class ExternalHarness:
             raise HarnessError(f"the gateway bridge did not start in the sandbox: {started.output[-1000:]}")
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env(base_url).items())
         launch = (f'export POLAR_INSTRUCTION="$(cat {STATE}/instruction.md)"; cd {sandbox.spec.workdir}; '
-                  f"{env} {self.command(self.exe)}; echo $? > {STATE}/harness.exit")
+                  f"{env} {self.command(self.exe)}{args}; echo $? > {STATE}/harness.exit")
         await sandbox.exec(f"(nohup bash -c {shlex.quote(launch)} > {STATE}/harness.log 2>&1 < /dev/null &)")
         return ExternalRun(sandbox, gateway, session)
 

@@ -143,6 +143,32 @@ class HarnessRun(Protocol):
     async def stop(self) -> None: ...
 
 
+@dataclass(frozen=True)
+class ToolOutput:
+    """What one env-provided tool call returns: text, an optional PNG, and whether the call failed."""
+
+    text: str
+    image_png: bytes | None = None
+    is_error: bool = False
+
+
+@runtime_checkable
+class ToolSet(Protocol):
+    """Tools the env itself provides for one episode (a browser). The built-in harness offers them as function
+    tools; external harnesses reach them over MCP, served by the gateway in the harness's session."""
+
+    specs: list[dict[str, Any]]
+    """OpenAI function tools."""
+    exclusive: bool
+    """The task is done with these tools alone: the built-in harness offers them instead of its shell tools."""
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        """Run one tool. A failed call is an error output (`is_error`), not an exception."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
 class Harness(Protocol):
     name: str
     version: str
@@ -151,7 +177,9 @@ class Harness(Protocol):
         """What the sandbox must mount for this harness (its install, the gateway socket)."""
         ...
 
-    async def launch(self, task: Task, sandbox: Sandbox) -> HarnessRun: ...
+    async def launch(self, task: Task, sandbox: Sandbox, tools: ToolSet | None = None) -> HarnessRun:
+        """Start the agent on `task` in `sandbox`, with the env's `tools` for this episode, if it has any."""
+        ...
 
 
 # --- verifier ------------------------------------------------------------------------------------------

@@ -33,6 +33,20 @@ def node() -> str:
 
 
 @pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's Chromium, with the playwright package that drives it."""
+    path = require_binary("chromium", "apt-get install chromium")
+    try:
+        import playwright.async_api  # noqa: F401
+    except ImportError:
+        message = "the playwright package is not installed (pip install 'polar-gym[web]')"
+        if CI:
+            pytest.fail(message + " — CI must run this test for real")
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
 def docker() -> str:
     """The docker CLI, with a Docker engine that answers."""
     path = require_binary("docker", "bash scripts/docker.sh")

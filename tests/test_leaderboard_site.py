@@ -8,24 +8,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import CI, require_binary
 from test_leaderboard import leaderboard, polar_eval
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    path = require_binary("chromium", "apt-get install chromium")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        message = "the playwright package is not installed (pip install 'polar-gym[web]')"
-        if CI:
-            pytest.fail(message + " — CI must run this test for real")
-        pytest.skip(message)
-    return path
+from polar.envs.browser import CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +41,7 @@ def test_the_site_ranks_sorts_and_filters_in_chromium(chromium, served, tmp_path
 
     requests: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=chromium, args=list(CHROMIUM_ARGS))
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.on("request", lambda request: requests.append(request.url))

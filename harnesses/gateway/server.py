@@ -4,7 +4,8 @@ Every call, whatever its API, becomes a canonical `ModelRequest` and waits in it
 `ModelReply`: from `env.step` in step mode (the call waits in `session.calls`), or from a policy in serve
 mode (`responder`). The reply is converted back, as JSON or as that API's SSE stream. Sessions are
 addressed by URL path (`/s/<id>/...`) or by API key. The server listens on a Unix socket, which sandboxes
-get mounted, and optionally on loopback TCP.
+get mounted, and optionally on loopback TCP. A session may also carry the env's tools for its episode (a
+browser), which its harness calls over MCP at `/s/<id>/mcp` (`mcp.py`).
 
 aiohttp: a C HTTP parser, Unix-socket sites, streaming responses and handler cancellation when a client
 hangs up, in one mature dependency; a hand-written HTTP/1.1 server would save little and risk much.
@@ -26,8 +27,9 @@ from typing import Any
 
 from aiohttp import web
 
-from polar.harnesses.gateway import anthropic, gemini, openai_chat, openai_responses
+from polar.harnesses.gateway import anthropic, gemini, mcp, openai_chat, openai_responses
 from polar.harnesses.gateway.wire import ApiError
+from polar.protocols import ToolSet
 from polar.types import ModelReply, ModelRequest
 
 Responder = Callable[[ModelRequest], Awaitable[ModelReply]]
@@ -52,6 +54,8 @@ class GatewaySession:
     models: frozenset[str] | None = None
     """Model names this session serves; None accepts any."""
     calls: asyncio.Queue[PendingCall] = field(default_factory=asyncio.Queue)
+    tools: ToolSet | None = None
+    """The env's tools for this session's episode, served over MCP at `/s/<id>/mcp`."""
     closed: bool = False
     served: int = 0
 
@@ -145,6 +149,8 @@ class Gateway:
 
     async def _handle(self, http: web.Request) -> web.StreamResponse:
         session_id, path = _split_session(http)
+        if path.rstrip("/") == "/mcp" and (mcp_session := self.sessions.get(session_id or "")) is not None:
+            return await mcp.handle(http, None if mcp_session.closed else mcp_session.tools)
         api = _api_for(path, http)
         try:
             session = self.sessions.get(session_id or "")

@@ -1,0 +1,116 @@
+"""polar/Web-v0: tasks on small web apps, done in a real Chromium, graded from the app's server-side state.
+
+Each episode gets a fresh instance of the task's app, served by the env on loopback, and its own browser open
+on the app's start page (`envs/browser.py`). The agent acts only through the browser tools: the built-in
+harness offers them as function tools, external harnesses reach them over MCP through the gateway. The agent's
+sandbox has no network, so the app is reachable through the browser alone.
+
+Grading reads the app's state, never the page or what the agent says: `success` when every check of the task
+passes, plus capped partial credit for the checks the agent made pass (checks that the untouched app already
+passes earn nothing, so doing nothing scores 0).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from polar.envs.browser import BrowserSession
+from polar.protocols import Grade, Sandbox, SandboxBackend, SandboxSpec, ToolOutput
+from polar.reward import RewardComponent, RewardSpec
+from polar.tasks.web import RunningApp, WebTask, check, load_suite, start_app
+
+
+@dataclass
+class WebEpisode:
+    """One episode's app and browser; the `ToolSet` the harness gets. Closing it stops both."""
+
+    task: WebTask
+    app: RunningApp
+    browser: BrowserSession
+    passed_at_start: frozenset[str]
+    """Checks the untouched app already passes: they earn no partial credit."""
+
+    @property
+    def specs(self) -> list[dict[str, Any]]:
+        return self.browser.specs
+
+    @property
+    def exclusive(self) -> bool:
+        return self.browser.exclusive
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
+        return await self.browser.call(name, arguments)
+
+    async def aclose(self) -> None:
+        try:
+            await self.browser.aclose()
+        finally:
+            await self.app.stop()
+
+
+class WebFamily:
+    """Task loading, app and browser setup, and grading for polar/Web-v0."""
+
+    env_id = "polar/Web-v0"
+    version = 0
+    default_suite = "web-mini"
+    reward = RewardSpec(
+        (
+            RewardComponent("success", 1.0, 1.0, "outcome", "every server-side check of the task passes"),
+            RewardComponent("checks_frac", 0.2, 0.2, "process",
+                            "share of the checks the untouched app fails that pass at the end"),
+        )
+    )
+
+    def __init__(self) -> None:
+        self._episodes: weakref.WeakKeyDictionary[Sandbox, WebEpisode] = weakref.WeakKeyDictionary()
+
+    def load_tasks(self, suite: str | None) -> list[WebTask]:
+        return load_suite(suite)
+
+    def sandbox_spec(self, task: WebTask, backend: str | None = None) -> SandboxSpec:
+        """Where an external harness runs; it needs nothing from the task, which lives in the browser."""
+        return SandboxSpec()
+
+    async def setup(self, task: WebTask, sandbox: Sandbox) -> WebEpisode:
+        app = await start_app(task)
+        try:
+            passed = frozenset(what for what, ok in check(task, app.state()) if ok)
+            browser = await BrowserSession.open(app.base_url + task.start_path)
+        except BaseException:
+            await app.stop()
+            raise
+        episode = self._episodes[sandbox] = WebEpisode(task, app, browser, passed)
+        return episode
+
+    async def grade(self, task: WebTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+        episode = self._episodes.get(sandbox)
+        if episode is None:
+            return Grade(self.reward.zeros(), error=f"task {task.id}: no app was started for this sandbox")
+        state = episode.app.state()
+        grade = self._grade_state(task, state, episode.passed_at_start)
+        grade.artefact = {"state": state, "url": episode.browser.page.url if episode.browser.page else None}
+        return grade
+
+    async def regrade(self, task: WebTask, artefact: dict, backend: SandboxBackend) -> Grade:
+        """Decide a submitted episode again from the app state it recorded, against a fresh app's own start."""
+        state = artefact.get("state") if isinstance(artefact, dict) else None
+        if not isinstance(state, dict):
+            return Grade(self.reward.zeros(), error=f"task {task.id}: the artefact holds no app state to re-grade")
+        app = await start_app(task)
+        try:
+            passed = frozenset(what for what, ok in check(task, app.state()) if ok)
+        finally:
+            await app.stop()
+        return self._grade_state(task, state, passed)
+
+    def _grade_state(self, task: WebTask, state: dict, passed_at_start: frozenset[str]) -> Grade:
+        results = check(task, state)
+        to_earn = [what for what, _ in results if what not in passed_at_start]
+        earned = [what for what, ok in results if ok and what not in passed_at_start]
+        components = {"success": float(all(ok for _, ok in results)),
+                      "checks_frac": len(earned) / len(to_earn) if to_earn else 0.0}
+        log = "\n".join(f"{'PASS' if ok else 'FAIL'} {what}" for what, ok in results)
+        return Grade(components, log)

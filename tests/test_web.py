@@ -1,0 +1,94 @@
+"""polar/Web-v0 through gym.make: a real Chromium per episode, the bundled web-mini suite, graded from app state."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import gymnasium as gym
+import jsonschema
+import pytest
+from gymnasium.utils.env_checker import check_env
+from test_browser import _alive, _browsers_of
+
+from polar.envs.registration import register_envs
+from polar.errors import HarnessError
+from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.evaluation.runner import run_episode
+from polar.tasks.web import load_suite
+from polar.trace import load_schema
+from polar.types import ModelReply, ToolCall
+
+register_envs()
+TASK_IDS = [task.id for task in load_suite("web-mini")]
+
+
+@pytest.fixture(scope="module")
+def env(chromium, bwrap):
+    env = gym.make("polar/Web-v0", max_turns=40, time_limit_s=300)
+    yield env
+    env.close()
+
+
+def test_the_builtin_harness_passes_check_env(chromium, bwrap):
+    env = gym.make("polar/Web-v0", max_turns=3)
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_the_oracle_scores_1_on_every_bundled_task(env):
+    failures = []
+    for task_id in TASK_IDS:
+        trace = run_episode(env, OraclePolicy(), seed=0, task_id=task_id)
+        if (trace.status, trace.reward) != ("completed", 1.0):
+            failures.append((task_id, trace.status, trace.reward, trace.error, trace.verifier_log[-600:]))
+    assert not failures, failures
+    assert len(TASK_IDS) >= 20
+    jsonschema.validate(json.loads(trace.to_json()), load_schema())
+    assert trace.artefact["state"] and trace.turns[0].request.tool_names()[:2] == ["snapshot", "goto"]
+
+
+def test_doing_nothing_scores_0_and_the_page_is_what_the_agent_sees(env):
+    obs, _ = env.reset(seed=0, options={"task_id": TASK_IDS[0]})
+    assert "submit" in obs.tool_names() and "bash" not in obs.tool_names()  # the browser replaces the shell
+    obs, *_ = env.step(ModelReply(tool_calls=[ToolCall(id="c1", name="snapshot")]))
+    assert "[ref=" in obs.messages[-1]["content"]
+    _, reward, terminated, _, info = env.step(ModelReply(tool_calls=[ToolCall(id="c2", name="submit")]))
+    assert terminated and info["status"] == "completed"
+    assert reward == 0.0 and info["reward_components"] == {"success": 0.0, "checks_frac": 0.0}
+
+
+def test_closing_mid_episode_stops_the_browser(chromium, bwrap):
+    env = gym.make("polar/Web-v0")
+    env.reset(seed=1)
+    processes = _browsers_of(os.getpid())
+    assert processes
+    env.close()
+    deadline = time.monotonic() + 10
+    while _alive(processes) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _alive(processes) == []
+
+
+def test_a_harness_without_mcp_is_refused_with_the_reason(chromium, bwrap, node):
+    env = gym.make("polar/Web-v0", harness="pi")
+    try:
+        with pytest.raises(HarnessError, match="pi has no MCP support"):
+            env.reset(seed=0)
+    finally:
+        env.close()
+
+
+def test_claude_code_reaches_the_browser_over_mcp(chromium, bwrap, node):
+    env = gym.make("polar/Web-v0", harness="claude-code", max_turns=40, time_limit_s=300)
+    try:
+        trace = run_episode(env, OraclePolicy(), seed=0, task_id=TASK_IDS[0])
+        assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log
+        assert "mcp__polar__click" in trace.turns[0].request.tool_names()
+        done = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id=TASK_IDS[0])
+        assert done.reward == 0.0
+    finally:
+        env.close()
