@@ -2,7 +2,7 @@
 
 import json
 
-from polar.harnesses.external import STATE, ExternalHarness, McpConfig
+from polar.harnesses.external import STATE, ExternalHarness, McpConfig, mcp_url
 
 
 class ClaudeCode(ExternalHarness):
@@ -22,7 +22,7 @@ class ClaudeCode(ExternalHarness):
     def command(self, exe: str) -> str:
         return f'{exe} -p "$POLAR_INSTRUCTION" --dangerously-skip-permissions --output-format json'
 
-    def mcp(self, url: str) -> McpConfig:
-        config = {"mcpServers": {"polar": {"type": "http", "url": url}}}
+    def mcp(self, base_url: str) -> McpConfig:
+        config = {"mcpServers": {"polar": {"type": "http", "url": mcp_url(base_url)}}}
         args = f"--mcp-config {STATE}/mcp.json --strict-mcp-config"
         return McpConfig({f"{STATE}/mcp.json": json.dumps(config)}, args)

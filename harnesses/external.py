@@ -39,6 +39,11 @@ def cache_root() -> Path:
     return Path("/var/cache/polar/harnesses") if os.geteuid() == 0 else Path.home() / ".cache/polar/harnesses"
 
 
+def mcp_url(base_url: str) -> str:
+    """Where the gateway serves a session's env tools over MCP, inside the sandbox."""
+    return f"{base_url}/mcp"
+
+
 @dataclass(frozen=True)
 class McpConfig:
     """What points a CLI at an MCP server: config files (merged over the adapter's own) and arguments."""
@@ -80,9 +85,9 @@ class ExternalHarness:
     def after_install(self, target: Path) -> None:
         """Fix-ups to a fresh install (a missing execute bit, say)."""
 
-    def mcp(self, url: str) -> McpConfig | None:
-        """How the CLI is told about the MCP server at `url` (the env's tools: a browser); None when it has no
-        MCP support, which rules it out of envs whose tasks need those tools."""
+    def mcp(self, base_url: str) -> McpConfig | None:
+        """How the CLI is told about the MCP server of the env's tools (a browser), at `mcp_url(base_url)`; None
+        when it has no MCP support, which rules it out of envs whose tasks need those tools."""
         return None
 
     # --- written once for all adapters ---------------------------------------------------------------
@@ -131,7 +136,7 @@ class ExternalHarness:
         base_url = f"http://127.0.0.1:{BRIDGE_PORT}/s/{session.id}"
         files, args = self.files(base_url), ""
         if tools is not None:
-            mcp = self.mcp(f"{base_url}/mcp")
+            mcp = self.mcp(base_url)
             if mcp is None:
                 gateway.close_session(session.id)
                 raise HarnessError(f"{self.name} has no MCP support, so it cannot reach this env's tools (a browser); "
