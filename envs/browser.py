@@ -177,8 +177,7 @@ class BrowserSession:
         for attempt in range(3):
             try:
                 await self.page.wait_for_load_state("load")
-                tree = await self.page.aria_snapshot(mode="ai")
-                title = await self.page.title()
+                tree, title = await asyncio.gather(self.page.aria_snapshot(mode="ai"), self.page.title())
                 break
             except Exception:  # a navigation replaced the page while we read it: read the new one
                 if attempt == 2 or self._crashed:

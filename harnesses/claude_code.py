@@ -17,7 +17,8 @@ class ClaudeCode(ExternalHarness):
         return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "polar", "ANTHROPIC_MODEL": self.model,
                 "ANTHROPIC_SMALL_FAST_MODEL": self.model, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-                "ENABLE_TOOL_SEARCH": "false"}  # MCP tools in the request itself, not deferred behind ToolSearch
+                "ENABLE_TOOL_SEARCH": "false",  # MCP tools in the request itself, not deferred behind ToolSearch
+                "IS_SANDBOX": "1"}  # it runs as root in a container; polar's sandbox is the boundary
 
     def command(self, exe: str) -> str:
         return f'{exe} -p "$POLAR_INSTRUCTION" --dangerously-skip-permissions --output-format json'

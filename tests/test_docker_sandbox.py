@@ -203,6 +203,16 @@ def test_code_env_runs_in_docker(image):
     assert trace.reward == 1.0 and trace.sandbox == "docker"
 
 
+def test_claude_code_runs_as_root_in_a_container_on_the_web_env(image, node, chromium):
+    """Containers run as root, where Claude Code refuses to skip permissions unless told it is sandboxed."""
+    env = gym.make("polar/Web-v0", sandbox="docker", harness="claude-code", max_turns=40, time_limit_s=300)
+    try:
+        trace = run_episode(env, OraclePolicy(), seed=0, task_id="shop-towels-to-cart")
+    finally:
+        env.close()
+    assert (trace.status, trace.reward, trace.sandbox) == ("completed", 1.0, "docker"), trace.error
+
+
 def test_missing_image_is_an_error_not_a_pull(image):
     with pytest.raises(SandboxError, match="not in the Docker engine"):
         run(make_backend("docker").start(SandboxSpec(image="polar/no-such-image:0")))
