@@ -227,7 +227,7 @@ class LocalPolicy:
             digest = hashlib.sha256(f"{self.seed}:{prompt}".encode()).digest()
             generator.manual_seed(int.from_bytes(digest[:8], "little"))
 
-        token_ids, logprobs, finish = self._sample(lm, prompt, budget, generator)
+        token_ids, logprobs, finish = self.sample_tokens(lm, prompt, budget, generator)
         body = token_ids[:-1] if finish == "stop" else token_ids
         content, calls = parse_tool_calls(lm.tokenizer.decode(body, skip_special_tokens=False))
         return ModelReply(
@@ -240,10 +240,11 @@ class LocalPolicy:
             model=MODEL_NAME,
         )
 
-    def _sample(
+    def sample_tokens(
         self, lm: LoadedModel, prompt: list[int], budget: int, generator: Any
     ) -> tuple[list[int], list[float], str]:
-        """Sample up to `budget` tokens with a KV cache; return the ids, their logprobs, the finish reason."""
+        """Sample up to `budget` tokens after `prompt` (token ids) with a KV cache; return the ids, their logprobs and
+        the finish reason. Public for trainers that hold token ids already (TRL's rollout, verl's server stand-in)."""
         import torch
         from transformers import DynamicCache
 

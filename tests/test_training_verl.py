@@ -65,7 +65,7 @@ class SmolServer:
         generator = torch.Generator().manual_seed(sum(len(c) for c in self.calls.values()))
         loop = asyncio.get_running_loop()
         ids, logprobs, _ = await loop.run_in_executor(
-            None, policy._sample, self.lm, list(prompt_ids), sampling_params["max_tokens"], generator)
+            None, policy.sample_tokens, self.lm, list(prompt_ids), sampling_params["max_tokens"], generator)
         self.calls.setdefault(request_id, []).append((list(prompt_ids), ids, logprobs))
         fields = {"global_steps": 3, "min_global_steps": 3, "max_global_steps": 3}  # as LLMServerClient adds them
         return TokenOutput(token_ids=ids, log_probs=logprobs if sampling_params["logprobs"] else None,

@@ -95,7 +95,7 @@ class PolarRollout:
         async def generate(prompt_ids: list[int], max_tokens: int) -> Generation:
             async with lock:
                 ids, logprobs, _ = await asyncio.get_running_loop().run_in_executor(
-                    None, sampler._sample, lm, prompt_ids, max_tokens, generator)
+                    None, sampler.sample_tokens, lm, prompt_ids, max_tokens, generator)
             return Generation(ids, logprobs)
 
         return list(await asyncio.gather(*(
