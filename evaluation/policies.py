@@ -104,8 +104,14 @@ class OraclePolicy:
         return ModelReply(tool_calls=[call], finish_reason="tool_calls")
 
 
+_MCP_TOOL_NAMES = ("mcp__polar__{}", "mcp_polar_{}", "polar_{}")
+"""How MCP clients name an env tool of the server the adapters register as `polar`: Claude Code and Qwen Code
+`mcp__polar__click`, Gemini CLI `mcp_polar_click`, opencode `polar_click`."""
+
+
 def _call_env_tool(request: ModelRequest, step: CallTool, turn: int) -> ModelReply:
-    name = next((n for n in request.tool_names() if n == step.name or n.endswith(f"__{step.name}")), None)
+    names = {step.name, *(form.format(step.name) for form in _MCP_TOOL_NAMES)}
+    name = next((n for n in request.tool_names() if n in names), None)
     if name is None:
         raise ValueError(f"the request offers no tool {step.name!r} (tools: {', '.join(request.tool_names())}); "
                          "the task needs a harness that can reach the env's tools")

@@ -44,6 +44,15 @@ def mcp_url(base_url: str) -> str:
     return f"{base_url}/mcp"
 
 
+def mcp_harnesses() -> list[str]:
+    """The harnesses that can reach an env's own tools (a browser): the built-in one, and each CLI adapter whose
+    `mcp` says how to point it at the MCP server."""
+    from polar.harnesses import EXTERNAL, make_harness  # the registry imports the adapters, which import this module
+
+    base_url = f"http://127.0.0.1:{BRIDGE_PORT}/s/any"
+    return ["builtin", *(name for name in EXTERNAL if make_harness(name).mcp(base_url) is not None)]
+
+
 @dataclass(frozen=True)
 class McpConfig:
     """What points a CLI at an MCP server: config files (merged over the adapter's own) and arguments."""
@@ -140,7 +149,7 @@ class ExternalHarness:
             if mcp is None:
                 gateway.close_session(session.id)
                 raise HarnessError(f"{self.name} has no MCP support, so it cannot reach this env's tools (a browser); "
-                                   "use a harness that has: builtin, claude-code")
+                                   f"use a harness that has: {', '.join(mcp_harnesses())}")
             session.tools, files, args = tools, files | mcp.files, f" {mcp.args}"
         await sandbox.write(f"{STATE}/bridge.py", BRIDGE.read_text())
         await sandbox.write(f"{STATE}/instruction.md", task.instruction)

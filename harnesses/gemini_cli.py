@@ -2,8 +2,9 @@
 
 import json
 
-from polar.harnesses.external import ExternalHarness
+from polar.harnesses.external import ExternalHarness, McpConfig, mcp_url
 
+SETTINGS_FILE = "/home/polar/.gemini/settings.json"
 SETTINGS = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
             "security": {"auth": {"selectedType": "gemini-api-key"}}}
@@ -21,7 +22,16 @@ class GeminiCli(ExternalHarness):
         return {"GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_API_KEY": "polar", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
     def files(self, base_url: str) -> dict[str, str]:
-        return {"/home/polar/.gemini/settings.json": json.dumps(SETTINGS, indent=2)}
+        return {SETTINGS_FILE: json.dumps(SETTINGS, indent=2)}
 
     def command(self, exe: str) -> str:
         return f'{exe} -p "$POLAR_INSTRUCTION" --yolo --skip-trust -o json -m {self.model}'
+
+    def mcp(self, base_url: str) -> McpConfig:
+        return McpConfig({SETTINGS_FILE: json.dumps(SETTINGS | mcp_servers(base_url), indent=2)})
+
+
+def mcp_servers(base_url: str, **options: object) -> dict[str, dict]:
+    """The `mcpServers` settings entry of Gemini CLI and its forks: the gateway's MCP server, trusted (no prompts),
+    with the fork's own `options`."""
+    return {"mcpServers": {"polar": {"httpUrl": mcp_url(base_url), "trust": True, **options}}}

@@ -2,7 +2,7 @@
 
 import json
 
-from polar.harnesses.external import ExternalHarness
+from polar.harnesses.external import ExternalHarness, McpConfig, mcp_url
 
 CONFIG = "/home/polar/.config/opencode"
 
@@ -19,14 +19,17 @@ class Opencode(ExternalHarness):
         return {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_FFF": "1",
                 "TMPDIR": "/home/polar/tmp"}
 
+    def config(self, base_url: str) -> dict[str, object]:
+        """opencode.json: the gateway as an openai-compatible provider, no sharing, no updates."""
+        return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+                "model": f"polar/{self.model}", "small_model": f"polar/{self.model}",
+                "provider": {"polar": {"npm": "@ai-sdk/openai-compatible", "name": "polar",
+                                       "options": {"baseURL": f"{base_url}/v1", "apiKey": "polar"},
+                                       "models": {self.model: {"name": self.model, "tool_call": True}}}}}
+
     def files(self, base_url: str) -> dict[str, str]:
-        config = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
-                  "model": f"polar/{self.model}", "small_model": f"polar/{self.model}",
-                  "provider": {"polar": {"npm": "@ai-sdk/openai-compatible", "name": "polar",
-                                         "options": {"baseURL": f"{base_url}/v1", "apiKey": "polar"},
-                                         "models": {self.model: {"name": self.model, "tool_call": True}}}}}
         plugin = {"@opencode-ai/plugin": self.version}  # present, so opencode does not npm-install it at start
-        return {f"{CONFIG}/opencode.json": json.dumps(config, indent=2),
+        return {f"{CONFIG}/opencode.json": json.dumps(self.config(base_url), indent=2),
                 f"{CONFIG}/package.json": json.dumps({"dependencies": plugin}),
                 f"{CONFIG}/package-lock.json": json.dumps({"lockfileVersion": 3,
                                                            "packages": {"": {"dependencies": plugin}}}),
@@ -35,3 +38,8 @@ class Opencode(ExternalHarness):
     def command(self, exe: str) -> str:
         # on stdin: given as an argument, opencode wraps a prompt with spaces in literal quotes
         return f'printf %s "$POLAR_INSTRUCTION" | {exe} run --auto --title polar'
+
+    def mcp(self, base_url: str) -> McpConfig:
+        server = {"type": "remote", "url": mcp_url(base_url), "enabled": True, "oauth": False}  # no OAuth probing
+        config = self.config(base_url) | {"mcp": {"polar": server}}
+        return McpConfig({f"{CONFIG}/opencode.json": json.dumps(config, indent=2)})

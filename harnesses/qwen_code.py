@@ -1,8 +1,10 @@
 """Qwen Code (`@qwen-code/qwen-code`), speaking OpenAI Chat Completions to the gateway."""
 
+import json
 from pathlib import Path
 
-from polar.harnesses.external import ExternalHarness
+from polar.harnesses.external import ExternalHarness, McpConfig
+from polar.harnesses.gemini_cli import mcp_servers
 
 
 class QwenCode(ExternalHarness):
@@ -23,3 +25,8 @@ class QwenCode(ExternalHarness):
 
     def command(self, exe: str) -> str:
         return f'{exe} --yolo -o text "$POLAR_INSTRUCTION"'
+
+    def mcp(self, base_url: str) -> McpConfig:
+        # alwaysLoadTools: the MCP tools in the request itself, not deferred behind tool_search
+        settings = mcp_servers(base_url, alwaysLoadTools=True)
+        return McpConfig({"/home/polar/.qwen/settings.json": json.dumps(settings, indent=2)})

@@ -16,12 +16,17 @@ from polar.envs.registration import register_envs
 from polar.errors import HarnessError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.harnesses.external import mcp_harnesses
 from polar.tasks.web import load_suite
 from polar.trace import load_schema
 from polar.types import ModelReply, ToolCall
 
 register_envs()
 TASK_IDS = [task.id for task in load_suite("web-mini")]
+BROWSER_TOOLS = ("snapshot", "goto", "click", "type", "select", "back", "screenshot")
+MCP_NAMING = {"claude-code": "mcp__polar__{}", "qwen-code": "mcp__polar__{}", "gemini-cli": "mcp_polar_{}",
+              "opencode": "polar_{}"}
+"""How each CLI names the browser tools it gets over MCP (the server is registered as `polar`)."""
 
 
 @pytest.fixture(scope="module")
@@ -76,19 +81,21 @@ def test_closing_mid_episode_stops_the_browser(chromium, bwrap):
 def test_a_harness_without_mcp_is_refused_with_the_reason(chromium, bwrap, node):
     env = gym.make("polar/Web-v0", harness="pi")
     try:
-        with pytest.raises(HarnessError, match="pi has no MCP support"):
+        with pytest.raises(HarnessError, match=f"pi has no MCP support.*: {', '.join(mcp_harnesses())}$"):
             env.reset(seed=0)
     finally:
         env.close()
 
 
-def test_claude_code_reaches_the_browser_over_mcp(chromium, bwrap, node):
-    env = gym.make("polar/Web-v0", harness="claude-code", max_turns=40, time_limit_s=300)
+@pytest.mark.parametrize("harness", [name for name in mcp_harnesses() if name != "builtin"])
+def test_a_cli_harness_reaches_the_browser_over_mcp(harness, chromium, bwrap, node):
+    env = gym.make("polar/Web-v0", harness=harness, max_turns=40, time_limit_s=300)
     try:
         trace = run_episode(env, OraclePolicy(), seed=0, task_id=TASK_IDS[0])
         assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log
-        assert "mcp__polar__click" in trace.turns[0].request.tool_names()
+        offered = trace.turns[0].request.tool_names()
+        assert all(MCP_NAMING[harness].format(tool) in offered for tool in BROWSER_TOOLS), offered
         done = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id=TASK_IDS[0])
-        assert done.reward == 0.0
+        assert (done.status, done.reward) == ("completed", 0.0), done.error
     finally:
         env.close()
