@@ -1,6 +1,6 @@
 """Codex CLI (`@openai/codex`), speaking OpenAI Responses to the gateway (`wire_api = "responses"`)."""
 
-from polar.harnesses.external import ExternalHarness
+from polar.harnesses.external import ExternalHarness, McpConfig, mcp_url
 
 CODEX_HOME = "/home/polar/.codex"
 
@@ -12,12 +12,24 @@ class Codex(ExternalHarness):
     bin = "node_modules/.bin/codex"
     model = "gpt-5.5"
     """A name in Codex's bundled catalog, so it offers its full tool set (apply_patch included)."""
+    mcp_model = "polar"
+    """A name outside the catalog, used when the env has tools of its own: with a catalog model Codex defers MCP
+    tools behind its tool search; with this one it offers them as a `namespace` tool, which the gateway carries."""
+    extra_models = (mcp_model,)
 
     def env(self, base_url: str) -> dict[str, str]:
         return {"CODEX_HOME": CODEX_HOME, "POLAR_KEY": "polar"}
 
     def files(self, base_url: str) -> dict[str, str]:
-        return {f"{CODEX_HOME}/config.toml": f'''model = "{self.model}"
+        return {f"{CODEX_HOME}/config.toml": self.config(base_url, self.model)}
+
+    def mcp(self, base_url: str) -> McpConfig:
+        server = f'\n[mcp_servers.polar]\nurl = "{mcp_url(base_url)}"\n'
+        return McpConfig({f"{CODEX_HOME}/config.toml": self.config(base_url, self.mcp_model) + server})
+
+    def config(self, base_url: str, model: str) -> str:
+        """config.toml: the gateway as the model provider, no approvals, no updates, no telemetry."""
+        return f'''model = "{model}"
 model_provider = "polar"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -40,7 +52,7 @@ enabled = false
 
 [otel]
 exporter = "none"
-'''}
+'''
 
     def command(self, exe: str) -> str:
         flags = "--skip-git-repo-check --dangerously-bypass-approvals-and-sandbox --json"

@@ -255,3 +255,25 @@ def test_fuzz_every_endpoint_never_5xx_and_never_hangs(path, body):
     response = run(go())
     assert response.status_code < 500, response.text
     assert response.status_code in (200, 400, 404, 405), response.text
+
+
+def test_responses_namespace_tools_round_trip_as_prefixed_functions():
+    """Codex offers an MCP server's tools as one `namespace` tool; the policy sees `<namespace>__<member>`."""
+    from polar.harnesses.gateway import openai_responses
+
+    body = {"model": "m", "input": [
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c0", "namespace": "mcp__polar", "name": "snapshot", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c0", "output": "Page: Home"}],
+        "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {}}},
+                  {"type": "namespace", "name": "mcp__polar", "description": "browser", "tools": [
+                      {"type": "function", "name": "click", "description": "Click.",
+                       "parameters": {"type": "object", "properties": {"ref": {"type": "string"}}}}]}]}
+    request = openai_responses.to_request(body)
+    assert request.tool_names() == ["shell", "mcp__polar__click"]
+    assert request.messages[1]["tool_calls"][0]["function"]["name"] == "mcp__polar__snapshot"
+    reply = ModelReply(tool_calls=[ToolCall(id="c1", name="mcp__polar__click", arguments='{"ref": "e3"}'),
+                                   ToolCall(id="c2", name="shell", arguments="{}")])
+    first, second = openai_responses.to_response(reply, request, body)["output"]
+    assert (first["namespace"], first["name"], first["arguments"]) == ("mcp__polar", "click", '{"ref": "e3"}')
+    assert second["name"] == "shell" and "namespace" not in second

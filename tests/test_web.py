@@ -24,8 +24,8 @@ from polar.types import ModelReply, ToolCall
 register_envs()
 TASK_IDS = [task.id for task in load_suite("web-mini")]
 BROWSER_TOOLS = ("snapshot", "goto", "click", "type", "select", "back", "screenshot")
-MCP_NAMING = {"claude-code": "mcp__polar__{}", "qwen-code": "mcp__polar__{}", "gemini-cli": "mcp_polar_{}",
-              "opencode": "polar_{}"}
+MCP_NAMING = {"claude-code": "mcp__polar__{}", "codex": "mcp__polar__{}", "qwen-code": "mcp__polar__{}",
+              "gemini-cli": "mcp_polar_{}", "opencode": "polar_{}"}
 """How each CLI names the browser tools it gets over MCP (the server is registered as `polar`)."""
 
 

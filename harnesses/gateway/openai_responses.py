@@ -1,7 +1,9 @@
 """OpenAI Responses <-> canonical (Codex CLI speaks it: `wire_api = "responses"`).
 
 Freeform ("custom") tools, such as Codex's `apply_patch`, become function tools taking one string `input`;
-the reply maps back to a `custom_tool_call` so the client sees the shape it declared.
+the reply maps back to a `custom_tool_call` so the client sees the shape it declared. A `namespace` tool (how
+Codex offers an MCP server's tools) becomes one function per member, named `<namespace>__<member>`; a call to
+one goes back as a `function_call` with its `namespace` and member name.
 """
 
 from __future__ import annotations
@@ -19,9 +21,21 @@ PARAMS = {"temperature": "temperature", "top_p": "top_p", "max_output_tokens": "
           "reasoning": "reasoning", "tool_choice": "tool_choice"}
 
 
+def _flatten(raw: list[Any]) -> list[Any]:
+    """Namespace members as top-level tools named `<namespace>__<member>`."""
+    flat: list[Any] = []
+    for t in raw:
+        if isinstance(t, dict) and t.get("type") == "namespace" and isinstance(t.get("tools"), list):
+            flat += [{**m, "name": f"{t.get('name')}__{m['name']}"} for m in t["tools"] if isinstance(m, dict)
+                     and "name" in m]
+        else:
+            flat.append(t)
+    return flat
+
+
 def _tools(raw: list[Any]) -> list[dict[str, Any]]:
     tools = []
-    for t in raw:
+    for t in _flatten(raw):
         if not isinstance(t, dict):
             continue
         if t.get("type") == "function" and "name" in t:
@@ -54,8 +68,11 @@ def to_request(body: dict[str, Any]) -> ModelRequest:
             _append(messages, {"role": role, "content": content_text(item.get("content"))})
         elif kind in ("function_call", "custom_tool_call"):
             args = item.get("arguments") if kind == "function_call" else json.dumps({"input": item.get("input", "")})
+            name = item.get("name", "")
+            if item.get("namespace"):
+                name = f"{item['namespace']}__{name}"
             call = {"id": item.get("call_id", ""), "type": "function",
-                    "function": {"name": item.get("name", ""), "arguments": args or "{}"}}
+                    "function": {"name": name, "arguments": args or "{}"}}
             _append(messages, {"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind in ("function_call_output", "custom_tool_call_output"):
             messages.append({"role": "tool", "tool_call_id": item.get("call_id", ""),
@@ -82,7 +99,13 @@ def _append(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
 
 
 def _custom_names(body: dict[str, Any]) -> set[str]:
-    return {t.get("name") for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "custom"}
+    tools = _flatten(body.get("tools") or [])
+    return {t.get("name") for t in tools if isinstance(t, dict) and t.get("type") == "custom"}
+
+
+def _namespaces(body: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "namespace"
+            and isinstance(t.get("name"), str)]
 
 
 def _output(reply: ModelReply, body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -94,7 +117,7 @@ def _output(reply: ModelReply, body: dict[str, Any]) -> list[dict[str, Any]]:
         items.append({"type": "message", "id": f"msg_{uuid.uuid4().hex[:20]}", "role": "assistant",
                       "status": "completed",
                       "content": [{"type": "output_text", "text": reply.content, "annotations": []}]})
-    custom = _custom_names(body)
+    custom, namespaces = _custom_names(body), _namespaces(body)
     for call in reply.tool_calls:
         if call.name in custom:
             try:
@@ -104,8 +127,12 @@ def _output(reply: ModelReply, body: dict[str, Any]) -> list[dict[str, Any]]:
             items.append({"type": "custom_tool_call", "id": f"ctc_{uuid.uuid4().hex[:20]}", "call_id": call.id,
                           "name": call.name, "input": text, "status": "completed"})
         else:
-            items.append({"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "call_id": call.id,
-                          "name": call.name, "arguments": call.arguments, "status": "completed"})
+            item = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:20]}", "call_id": call.id,
+                    "name": call.name, "arguments": call.arguments, "status": "completed"}
+            space = next((ns for ns in namespaces if call.name.startswith(f"{ns}__")), None)
+            if space is not None:
+                item |= {"namespace": space, "name": call.name.removeprefix(f"{space}__")}
+            items.append(item)
     return items
 
 
