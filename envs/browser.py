@@ -6,9 +6,10 @@ its ref. Every action returns the new snapshot, so an agent never acts on a page
 is bound to the episode's app: requests to any other origin are aborted, so the page cannot reach the host's
 other loopback services, nor the network.
 
-Each call has a deadline: a page that hangs gives an error observation when it runs out; a renderer that
-crashes is replaced by a fresh page on the start URL, and the agent is told so. The episode continues either
-way. Playwright's driver closes the browser when our process dies (its pipe closes), so no browser outlives
+The browser starts in the background (`BrowserSession.start`), so its launch overlaps with the policy's first
+model call. Each call has a deadline: a page that hangs gives an error observation when it runs out; a renderer
+that crashes is replaced by a fresh page on the start URL, and the agent is told so. The episode continues
+either way. Playwright's driver closes the browser when our process dies (its pipe closes), so no browser outlives
 its episode even when the episode is killed.
 """
 
@@ -76,32 +77,51 @@ class BrowserSession:
         self.page: Any = None
         self._crashed = False
         self._lock = asyncio.Lock()
+        self._launching: asyncio.Future[None] | None = None
+
+    @classmethod
+    def start(cls, start_url: str, *, browser: Any = None,
+              action_timeout_s: float = ACTION_TIMEOUT_S) -> BrowserSession:
+        """Begin starting a browser on `start_url` (its origin is the only one the page may reach) and return at
+        once: the launch, about a second, overlaps with what comes next (the policy's first model call), and the
+        first tool call waits for it. With `browser`, a Playwright Browser to reuse, only a fresh context is
+        made; the caller keeps owning that browser."""
+        if browser is None and not os.path.exists(CHROMIUM):
+            raise SandboxError(f"no Chromium at {CHROMIUM}: install it (apt-get install chromium) or set "
+                               "POLAR_CHROMIUM to its path")
+        parts = urlsplit(start_url)
+        session = cls(f"{parts.scheme}://{parts.netloc}", start_url, action_timeout_s)
+        session._launching = asyncio.ensure_future(session._launch(browser))
+        return session
 
     @classmethod
     async def open(cls, start_url: str, *, browser: Any = None,
                    action_timeout_s: float = ACTION_TIMEOUT_S) -> BrowserSession:
-        """Start a browser on `start_url` (its origin is the only one the page may reach). With `browser`, a
-        Playwright Browser to reuse, only a fresh context is made; the caller keeps owning that browser."""
-        parts = urlsplit(start_url)
-        session = cls(f"{parts.scheme}://{parts.netloc}", start_url, action_timeout_s)
-        try:
-            if browser is None:
-                from playwright.async_api import async_playwright
-
-                if not os.path.exists(CHROMIUM):
-                    raise SandboxError(f"no Chromium at {CHROMIUM}: install it (apt-get install chromium) or set "
-                                       "POLAR_CHROMIUM to its path")
-                session._playwright = await async_playwright().start()
-                browser = session._browser = await session._playwright.chromium.launch(
-                    executable_path=CHROMIUM, args=list(CHROMIUM_ARGS), headless=True)
-            session._context = await browser.new_context(viewport=VIEWPORT)
-            session._context.set_default_timeout(action_timeout_s * 1000)
-            await session._context.route("**/*", session._only_own_origin)
-            await session._new_page()
-        except BaseException:
-            await session.aclose()
-            raise
+        """`start`, then wait until the page is open."""
+        session = cls.start(start_url, browser=browser, action_timeout_s=action_timeout_s)
+        await session.ready()
         return session
+
+    async def ready(self) -> None:
+        """Wait for the launch. A launch that failed is a SandboxError that says why: the episode cannot go on."""
+        try:
+            await asyncio.shield(self._launching)
+        except SandboxError:
+            raise
+        except Exception as e:
+            raise SandboxError(f"the browser did not start: {_first_line(e)}") from e
+
+    async def _launch(self, browser: Any) -> None:
+        if browser is None:
+            from playwright.async_api import async_playwright
+
+            self._playwright = await async_playwright().start()
+            browser = self._browser = await self._playwright.chromium.launch(
+                executable_path=CHROMIUM, args=list(CHROMIUM_ARGS), headless=True)
+        self._context = await browser.new_context(viewport=VIEWPORT)
+        self._context.set_default_timeout(self.action_timeout_s * 1000)
+        await self._context.route("**/*", self._only_own_origin)
+        await self._new_page()
 
     async def _only_own_origin(self, route: Any) -> None:
         if _origin(route.request.url) == self.origin:
@@ -118,6 +138,7 @@ class BrowserSession:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         """Run one tool; every failure (a bad ref, a hung page, a crash) is an error observation, not an
         exception, so the episode goes on."""
+        await self.ready()
         async with self._lock:
             if self._crashed:
                 await self._recover()
@@ -198,7 +219,12 @@ class BrowserSession:
         await self._new_page()
 
     async def aclose(self) -> None:
-        """Close the context, and the browser when this session started it. Safe to call twice."""
+        """Close the context, and the browser when this session started it (after a launch under way ends,
+        so nothing it starts is left behind). Safe to call twice."""
+        if self._launching is not None:
+            await asyncio.wait([self._launching])
+            if not self._launching.cancelled():
+                self._launching.exception()  # retrieved: a failed launch is not reported again at exit
         for closer in (self._context, self._browser):
             if closer is not None:
                 try:

@@ -78,7 +78,7 @@ class WebFamily:
         app = await start_app(task)
         try:
             passed = frozenset(what for what, ok in check(task, app.state()) if ok)
-            browser = await BrowserSession.open(app.base_url + task.start_path)
+            browser = BrowserSession.start(app.base_url + task.start_path)
         except BaseException:
             await app.stop()
             raise

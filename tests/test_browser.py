@@ -170,6 +170,8 @@ def test_no_browser_outlives_a_killed_episode(chromium, tmp_path):
         import gymnasium as gym, sys
         env = gym.make("polar/Web-v0")
         env.reset(seed=0)
+        env.step({"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "snapshot", "arguments": "{}"}}]})
         print("ready", flush=True)
         sys.stdin.read()
     """)

@@ -10,10 +10,10 @@ import gymnasium as gym
 import jsonschema
 import pytest
 from gymnasium.utils.env_checker import check_env
-from test_browser import _alive, _browsers_of
+from test_browser import _browsers_of
 
 from polar.envs.registration import register_envs
-from polar.errors import HarnessError
+from polar.errors import HarnessError, SandboxError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses.external import mcp_harnesses
@@ -66,16 +66,18 @@ def test_doing_nothing_scores_0_and_the_page_is_what_the_agent_sees(env):
     assert reward == 0.0 and info["reward_components"] == {"success": 0.0, "checks_frac": 0.0}
 
 
-def test_closing_mid_episode_stops_the_browser(chromium, bwrap):
+@pytest.mark.parametrize("when", ["while the browser starts", "after a step"])
+def test_closing_mid_episode_stops_the_browser(when, chromium, bwrap):
     env = gym.make("polar/Web-v0")
     env.reset(seed=1)
-    processes = _browsers_of(os.getpid())
-    assert processes
+    if when == "after a step":
+        env.step(ModelReply(tool_calls=[ToolCall(id="c1", name="snapshot")]))
+        assert _browsers_of(os.getpid())
     env.close()
     deadline = time.monotonic() + 10
-    while _alive(processes) and time.monotonic() < deadline:
+    while _browsers_of(os.getpid()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _alive(processes) == []
+    assert _browsers_of(os.getpid()) == {}
 
 
 def test_a_harness_without_mcp_is_refused_with_the_reason(chromium, bwrap, node):
@@ -97,5 +99,22 @@ def test_a_cli_harness_reaches_the_browser_over_mcp(harness, chromium, bwrap, no
         assert all(MCP_NAMING[harness].format(tool) in offered for tool in BROWSER_TOOLS), offered
         done = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id=TASK_IDS[0])
         assert (done.status, done.reward) == ("completed", 0.0), done.error
+    finally:
+        env.close()
+
+
+def test_no_chromium_or_a_broken_one_is_a_clear_sandbox_error(monkeypatch, chromium, bwrap):
+    import polar.envs.browser
+
+    env = gym.make("polar/Web-v0", disable_env_checker=True)  # its passive checker trips on a reset that raised
+    try:
+        monkeypatch.setattr(polar.envs.browser, "CHROMIUM", "/nonexistent/chromium")
+        with pytest.raises(SandboxError, match="no Chromium at /nonexistent/chromium"):
+            env.reset(seed=0)
+        monkeypatch.setattr(polar.envs.browser, "CHROMIUM", "/bin/false")  # starts, then dies at once
+        env.reset(seed=0)
+        _, reward, terminated, _, info = env.step(ModelReply(tool_calls=[ToolCall(id="c1", name="snapshot")]))
+        assert terminated and info["status"] == "sandbox_error" and reward == 0.0
+        assert "the browser did not start" in info["trace"].error
     finally:
         env.close()

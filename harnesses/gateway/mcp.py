@@ -18,7 +18,7 @@ from polar.protocols import ToolSet
 
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
 """Newest first; a client asking for another gets the newest, as the spec says."""
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 
 
 async def handle(http: web.Request, tools: ToolSet | None) -> web.StreamResponse:
@@ -66,7 +66,10 @@ async def _answer(message: Any, tools: ToolSet) -> dict | None:
             return _error(mid, INVALID_PARAMS, f"unknown tool {name!r}; the tools are: {', '.join(known)}")
         if not isinstance(arguments, dict):
             return _error(mid, INVALID_PARAMS, "tools/call arguments must be an object")
-        output = await tools.call(name, arguments)
+        try:
+            output = await tools.call(name, arguments)
+        except Exception as e:  # the tools broke (a browser that never started): the client hears why
+            return _error(mid, INTERNAL_ERROR, f"{name} failed: {e}")
         content: list[dict] = [{"type": "text", "text": output.text}]
         if output.image_png is not None:
             content.append({"type": "image", "mimeType": "image/png",
