@@ -121,8 +121,9 @@ class SweFamily:
         return environment
 
     def sandbox_spec(self, task: SweTask, backend: str | None = None) -> SandboxSpec:
-        """The agent's sandbox. With `backend="docker"` it is the environment's image; without a backend (PolarEnv
-        passes none) it is the environment mounted read-only, which the local and the docker backend both run."""
+        """The agent's sandbox. PolarEnv passes its backend's name: on docker it is the instance's image (official,
+        else the environment's `polar/swe-env` image); otherwise the environment mounted read-only, which any
+        backend runs (`backend=None` asks for that)."""
         return self.runtime(task, backend).spec
 
     async def setup(self, task: SweTask, sandbox: Sandbox) -> None:

@@ -1,6 +1,7 @@
 """polar/SWE-v0 for real: the loaders, swebench's grading in real sandboxes, admission of the bundled suite in
-the local and the docker sandbox, episodes end to end, and bad input. Environments and images are cached
-(`$POLAR_CACHE`), so only the first run on a machine pays for building them."""
+the local and the docker sandbox, episodes end to end (on docker in the instance's image; through every external
+harness), and bad input. Environments and images are cached (`$POLAR_CACHE`), so only the first run on a machine
+pays for building them."""
 
 import asyncio
 import json
@@ -16,9 +17,11 @@ from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.swe import SweFamily, split_patch
 from polar.envs.swe_admission import admit, admit_all
+from polar.envs.swe_environment import SITE
 from polar.errors import TaskFormatError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.harnesses import EXTERNAL
 from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance
 from polar.trace import load_schema
 
@@ -172,12 +175,77 @@ def test_an_episode_end_to_end_oracle_1_and_empty_reply_0(request, sandbox):
         jsonschema.Draft202012Validator(load_schema()).validate(json.loads(trace.to_json()))
 
 
+def test_the_agent_works_in_the_instance_image_on_docker(docker):
+    """On docker the agent's container runs the repository's own image (its test dependencies baked in), not the
+    base image with the host's environment folder mounted over it; the oracle resolves it and grading runs."""
+    import os
+
+    import docker as docker_sdk
+
+    task = TASKS[0]
+    image = FAMILY.environment(task).build_image()
+    local = FAMILY.sandbox_spec(task, backend="local")
+    assert local.image is None and [m.sandbox_path for m in local.mounts] == [SITE]
+    client = docker_sdk.from_env()
+    env = gym.make("polar/SWE-v0", sandbox="docker", max_turns=4)
+    policy = OraclePolicy()
+    try:
+        obs, _ = env.reset(seed=0, options={"task_id": task.id})
+        (container,) = client.containers.list(filters={"label": f"polar.owner_pid={os.getpid()}"})
+        assert container.attrs["Config"]["Image"] == image and image in container.image.tags
+        assert all(m["Destination"] != SITE for m in container.attrs["Mounts"])
+        terminated = truncated = False
+        while not (terminated or truncated):
+            obs, reward, terminated, truncated, info = env.step(policy(obs, env.unwrapped.current_task))
+    finally:
+        env.close()
+    trace = info["trace"]
+    assert (trace.status, trace.reward, trace.sandbox) == ("completed", 1.0, "docker"), trace.verifier_log[-2000:]
+    assert trace.artefact["patch"] == task.patch and "RESOLVED_FULL" in trace.verifier_log
+    assert client.containers.list(filters={"label": f"polar.owner_pid={os.getpid()}"}) == []
+
+
 def test_check_env_passes(bwrap):
     env = gym.make("polar/SWE-v0", max_turns=4)
     try:
         check_env(env.unwrapped, skip_render_check=True)
     finally:
         env.close()
+
+
+# --- external harnesses ----------------------------------------------------------------------------------------
+
+API = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "gemini",
+       "qwen-code": "openai-chat", "opencode": "openai-chat", "pi": "openai-chat", "mini-swe-agent": "openai-chat"}
+HARNESS_SANDBOXES = [(name, "local") for name in EXTERNAL] + [("mini-swe-agent", "docker")]
+"""The Node.js CLIs run in the local sandbox only: the docker sandbox's image has no Node.js runtime."""
+
+
+@pytest.fixture(scope="module", params=HARNESS_SANDBOXES, ids=["-".join(p) for p in HARNESS_SANDBOXES])
+def harness_env(request, bwrap, node):
+    name, sandbox = request.param
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    env = gym.make("polar/SWE-v0", harness=name, sandbox=sandbox, max_turns=8, time_limit_s=240)
+    yield env
+    env.close()
+
+
+def test_the_oracle_resolves_an_instance_through_each_external_harness(harness_env):
+    """The gold patch is written and `git apply`-ed by the harness's own shell tool; swebench's grading resolves it."""
+    name, task = harness_env.unwrapped.harness.name, TASKS[0]
+    trace = run_episode(harness_env, OraclePolicy(), seed=0, task_id=task.id)
+    assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
+    assert trace.reward_components == {"resolved": 1.0, "f2p_frac": 1.0, "p2p_frac": 1.0}
+    assert trace.artefact["patch"] == task.patch and trace.harness.name == name
+    assert trace.turns and all(t.request.api == API[name] for t in trace.turns)
+    jsonschema.Draft202012Validator(load_schema()).validate(json.loads(trace.to_json()))
+
+
+def test_an_empty_reply_through_each_external_harness_is_graded_unresolved(harness_env):
+    trace = run_episode(harness_env, ScriptedPolicy([]), seed=0, task_id=TASKS[0].id)
+    assert trace.reward == 0.0 and trace.reward_components["resolved"] == 0.0, trace.error
+    assert trace.artefact["patch"] == "" and "RESOLVED_NO" in trace.verifier_log, trace.verifier_log[-2000:]
 
 
 # --- the commands --------------------------------------------------------------------------------------------
