@@ -1,8 +1,8 @@
 """Codex CLI (`@openai/codex`), speaking OpenAI Responses to the gateway (`wire_api = "responses"`)."""
 
-from polar.harnesses.external import ExternalHarness, McpConfig, mcp_url
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
-CODEX_HOME = "/home/polar/.codex"
+CODEX_HOME = f"{HOME}/.codex"
 
 
 class Codex(ExternalHarness):

@@ -13,6 +13,7 @@ import asyncio
 import fcntl
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +26,11 @@ from polar.types import ModelReply, ModelRequest
 
 GATEWAY_DIR = "/run/polar"
 TOOLS_DIR = "/opt/polar"
+NODE_DIR = f"{TOOLS_DIR}/node/bin"
+"""Where the host's Node.js is mounted for npm-installed CLIs: a container image need not have one."""
+HOME = "/home/polar"
+"""The CLIs' home in every sandbox (the local one's own, and set for them in containers, whose HOME is root's):
+adapters write their config files under it."""
 BRIDGE_PORT = 4000
 STATE = "/tmp/polar"
 BRIDGE = Path(__file__).with_name("gateway") / "bridge.py"
@@ -134,8 +140,14 @@ class ExternalHarness:
         return target
 
     def sandbox_mounts(self) -> tuple[Mount, ...]:
-        return (Mount(shared_gateway().socket_dir, GATEWAY_DIR),
-                Mount(str(self.ensure_installed()), f"{TOOLS_DIR}/{self.name}"))
+        mounts = (Mount(shared_gateway().socket_dir, GATEWAY_DIR),
+                  Mount(str(self.ensure_installed()), f"{TOOLS_DIR}/{self.name}"))
+        if self.installer == "npm":
+            node = shutil.which("node")
+            if node is None:
+                raise HarnessError(f"{self.name} runs on Node.js, which is not installed: install Node.js 20 or newer")
+            mounts += (Mount(os.path.realpath(node), f"{NODE_DIR}/node"),)
+        return mounts
 
     async def launch(self, task: Task, sandbox: Sandbox, tools: ToolSet | None = None) -> ExternalRun:
         gateway = await shared_gateway().ensure_started()
@@ -163,7 +175,8 @@ class ExternalHarness:
             gateway.close_session(session.id)
             raise HarnessError(f"the gateway bridge did not start in the sandbox: {started.output[-1000:]}")
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env(base_url).items())
-        launch = (f'export POLAR_INSTRUCTION="$(cat {STATE}/instruction.md)"; cd {sandbox.spec.workdir}; '
+        launch = (f'export POLAR_INSTRUCTION="$(cat {STATE}/instruction.md)" HOME={HOME} PATH="{NODE_DIR}:$PATH"; '
+                  f'mkdir -p "$HOME"; cd {sandbox.spec.workdir}; '
                   f"{env} {self.command(self.exe)}{args}; echo $? > {STATE}/harness.exit")
         await sandbox.exec(f"(nohup bash -c {shlex.quote(launch)} > {STATE}/harness.log 2>&1 < /dev/null &)")
         return ExternalRun(sandbox, gateway, session)

@@ -2,9 +2,9 @@
 
 import json
 
-from polar.harnesses.external import ExternalHarness, McpConfig, mcp_url
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
-SETTINGS_FILE = "/home/polar/.gemini/settings.json"
+SETTINGS_FILE = f"{HOME}/.gemini/settings.json"
 SETTINGS = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
             "security": {"auth": {"selectedType": "gemini-api-key"}}}

@@ -2,9 +2,9 @@
 
 import json
 
-from polar.harnesses.external import ExternalHarness, McpConfig, mcp_url
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
-CONFIG = "/home/polar/.config/opencode"
+CONFIG = f"{HOME}/.config/opencode"
 
 
 class Opencode(ExternalHarness):
@@ -17,7 +17,7 @@ class Opencode(ExternalHarness):
 
     def env(self, base_url: str) -> dict[str, str]:
         return {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_FFF": "1",
-                "TMPDIR": "/home/polar/tmp"}
+                "TMPDIR": f"{HOME}/tmp"}
 
     def config(self, base_url: str) -> dict[str, object]:
         """opencode.json: the gateway as an openai-compatible provider, no sharing, no updates."""
@@ -33,7 +33,7 @@ class Opencode(ExternalHarness):
                 f"{CONFIG}/package.json": json.dumps({"dependencies": plugin}),
                 f"{CONFIG}/package-lock.json": json.dumps({"lockfileVersion": 3,
                                                            "packages": {"": {"dependencies": plugin}}}),
-                f"{CONFIG}/node_modules/.keep": "", "/home/polar/tmp/.keep": ""}
+                f"{CONFIG}/node_modules/.keep": "", f"{HOME}/tmp/.keep": ""}
 
     def command(self, exe: str) -> str:
         # on stdin: given as an argument, opencode wraps a prompt with spaces in literal quotes

@@ -2,7 +2,7 @@
 
 import json
 
-from polar.harnesses.external import ExternalHarness
+from polar.harnesses.external import HOME, ExternalHarness
 
 
 class Pi(ExternalHarness):
@@ -22,8 +22,8 @@ class Pi(ExternalHarness):
             "models": [{"id": self.model, "name": self.model, "reasoning": False, "input": ["text"],
                         "contextWindow": 128000, "maxTokens": 16000,
                         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
-        return {"/home/polar/.pi/agent/models.json": json.dumps(models, indent=2),
-                "/home/polar/.pi/agent/settings.json": json.dumps({"enableInstallTelemetry": False})}
+        return {f"{HOME}/.pi/agent/models.json": json.dumps(models, indent=2),
+                f"{HOME}/.pi/agent/settings.json": json.dumps({"enableInstallTelemetry": False})}
 
     def command(self, exe: str) -> str:
         return f'{exe} -p --provider polar --model {self.model} "$POLAR_INSTRUCTION"'

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from polar.harnesses.external import ExternalHarness, McpConfig
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig
 from polar.harnesses.gemini_cli import mcp_servers
 
 
@@ -29,4 +29,4 @@ class QwenCode(ExternalHarness):
     def mcp(self, base_url: str) -> McpConfig:
         # alwaysLoadTools: the MCP tools in the request itself, not deferred behind tool_search
         settings = mcp_servers(base_url, alwaysLoadTools=True)
-        return McpConfig({"/home/polar/.qwen/settings.json": json.dumps(settings, indent=2)})
+        return McpConfig({f"{HOME}/.qwen/settings.json": json.dumps(settings, indent=2)})

@@ -217,8 +217,8 @@ def test_check_env_passes(bwrap):
 
 API = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "gemini",
        "qwen-code": "openai-chat", "opencode": "openai-chat", "pi": "openai-chat", "mini-swe-agent": "openai-chat"}
-HARNESS_SANDBOXES = [(name, "local") for name in EXTERNAL] + [("mini-swe-agent", "docker")]
-"""The Node.js CLIs run in the local sandbox only: the docker sandbox's image has no Node.js runtime."""
+HARNESS_SANDBOXES = [(name, sandbox) for sandbox in ("local", "docker") for name in EXTERNAL]
+"""In docker too: the instance's image has no Node.js, so the host's is mounted for the npm-installed CLIs."""
 
 
 @pytest.fixture(scope="module", params=HARNESS_SANDBOXES, ids=["-".join(p) for p in HARNESS_SANDBOXES])
