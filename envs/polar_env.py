@@ -34,6 +34,14 @@ FAMILIES = {"code": "polar.envs.code:CodeFamily", "terminal": "polar.envs.termin
             "swe": "polar.envs.swe:SweFamily", "web": "polar.envs.web:WebFamily"}
 
 
+def load_family(name: str) -> Any:
+    """A fresh instance of the env family `name` (`code`, `swe`, ...), imported only when asked for."""
+    if name not in FAMILIES:
+        raise UnknownNameError("env family", name, FAMILIES)
+    module, attr = FAMILIES[name].split(":")
+    return getattr(importlib.import_module(module), attr)()
+
+
 @dataclass
 class _Episode:
     task: Any
@@ -78,8 +86,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             raise UnknownNameError("env family", family, FAMILIES)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        module, attr = FAMILIES[family].split(":")
-        self.family = getattr(importlib.import_module(module), attr)()
+        self.family = load_family(family)
         self.tasks = self.family.load_tasks(suite)
         self.harness = make_harness(harness) if isinstance(harness, str) else harness
         self.backend = make_backend(sandbox) if pool <= 0 else PooledBackend(make_backend(sandbox), pool)

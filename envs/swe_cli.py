@@ -1,10 +1,12 @@
-"""`polar images build --suite S` and `polar tasks admit SUITE --sandbox S`, for SWE-bench suites."""
+"""`polar images build --suite S`, and the SWE-bench half of `polar tasks admit SUITE --sandbox S`."""
 
 from __future__ import annotations
 
 import argparse
 import time
 from typing import Any
+
+from polar.errors import UnknownNameError
 
 
 def cmd_images_build(args: argparse.Namespace) -> int:
@@ -33,8 +35,9 @@ def cmd_images_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_tasks_admit(args: argparse.Namespace) -> int:
-    """Grade every instance for real: gold resolves, empty and test-sabotaging patches do not."""
+def admit_swe_suite(suite: str, sandbox: str, jobs: int, wanted: list[str] | None = None) -> int:
+    """Grade every instance for real: gold resolves, empty and test-sabotaging patches do not (`polar tasks admit`
+    on a SWE-bench suite); the exit status is 0 when all are admitted."""
     import asyncio
 
     from tqdm import tqdm
@@ -44,11 +47,13 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
     from polar.envs.swe_admission import Admission, admit_all
 
     family = SweFamily()
-    tasks = family.load_tasks(args.suite)
-    if args.tasks:
-        wanted = set(args.tasks.split(","))
-        tasks = [t for t in tasks if t.instance_id in wanted]
-    backend = make_backend(args.sandbox)
+    tasks = family.load_tasks(suite)
+    if wanted:
+        known = {t.instance_id for t in tasks}
+        if unknown := sorted(set(wanted) - known):
+            raise UnknownNameError("instance id", unknown[0], sorted(known))
+        tasks = [t for t in tasks if t.instance_id in set(wanted)]
+    backend = make_backend(sandbox)
     bar = tqdm(total=len(tasks), unit="instance", dynamic_ncols=True)
     failed = 0
 
@@ -61,28 +66,18 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
         bar.update(1)
 
     try:
-        results = asyncio.run(admit_all(family, tasks, backend, args.jobs, progress))
+        results = asyncio.run(admit_all(family, tasks, backend, jobs, progress))
     finally:
         bar.close()
     admitted = sum(r.admitted for r in results)
-    print(f"{admitted}/{len(results)} instance(s) of {args.suite} admitted in the {args.sandbox} sandbox")
+    print(f"{admitted}/{len(results)} instance(s) of {suite} admitted in the {sandbox} sandbox")
     return 0 if admitted == len(results) else 1
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register `polar images build` and `polar tasks admit` on the `polar` command's subparsers."""
+    """Register `polar images build` on the `polar` command's subparsers."""
     images = subparsers.add_parser("images", help="docker images of task environments").add_subparsers(
         dest="images_command", required=True)
     build = images.add_parser("build", help="build the images a suite needs (cached in the Docker engine)")
     build.add_argument("--suite", default="swe-mini", help="a bundled suite, an instances file or a dataset")
     build.set_defaults(fn=cmd_images_build)
-
-    tasks = subparsers.add_parser("tasks", help="check task suites").add_subparsers(dest="tasks_command",
-                                                                                    required=True)
-    admit = tasks.add_parser("admit", help="grade every instance for real: gold resolves, empty and "
-                                           "test-sabotaging patches do not")
-    admit.add_argument("suite", help="a bundled suite (swe-mini), an instances file or a dataset")
-    admit.add_argument("--sandbox", default="local", help="local (bubblewrap) | docker")
-    admit.add_argument("--jobs", "-j", type=int, default=2, help="instances admitted at once")
-    admit.add_argument("--tasks", help="comma-separated instance ids (default: all)")
-    admit.set_defaults(fn=cmd_tasks_admit)

@@ -21,6 +21,7 @@ import gymnasium as gym
 
 from polar import __version__
 from polar.errors import PolarError
+from polar.evaluation.runner import play_episode
 from polar.trace import STATUSES, Trace, write_parquet
 
 
@@ -186,15 +187,10 @@ async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None) -> 
             while not queue.empty():
                 task_id, sample = queue.get_nowait()
                 seed = episode_seed(run.settings.seed, task_id, sample)
-                obs, _ = await env.unwrapped.areset(seed=seed, options={"task_id": task_id, "policy": policy_info})
-                while True:
-                    reply = await asyncio.to_thread(policy, obs, env.unwrapped.current_task)
-                    obs, _, terminated, truncated, info = await env.unwrapped.astep(reply)
-                    if terminated or truncated:
-                        break
-                run.record(task_id, sample, info["trace"])
+                trace = await play_episode(env, policy, seed=seed, options={"task_id": task_id, "policy": policy_info})
+                run.record(task_id, sample, trace)
                 if progress is not None:
-                    progress(info["trace"])
+                    progress(trace)
         finally:
             await asyncio.to_thread(env.close)
 

@@ -1,7 +1,9 @@
-"""Run episodes of one env with one policy and write their traces: the loop behind `polar run`."""
+"""Run episodes of one env with one policy and write their traces: the loops behind `polar run` (sync) and
+`polar eval` and `polar tasks admit` (asyncio, many at once)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,17 @@ def run_episode(env: gym.Env, policy: Callable, *, seed: int, task_id: str | Non
     while True:
         reply = policy(obs, env.unwrapped.current_task)
         obs, _, terminated, truncated, info = env.step(reply)
+        if terminated or truncated:
+            return info["trace"]
+
+
+async def play_episode(env: gym.Env, policy: Callable, *, seed: int, options: dict[str, Any]) -> Trace:
+    """One episode through the env's asyncio API (`areset`/`astep`); the policy runs on a worker thread, so many
+    episodes can run at once in one loop. Returns its trace."""
+    obs, _ = await env.unwrapped.areset(seed=seed, options=options)
+    while True:
+        reply = await asyncio.to_thread(policy, obs, env.unwrapped.current_task)
+        obs, _, terminated, truncated, info = await env.unwrapped.astep(reply)
         if terminated or truncated:
             return info["trace"]
 

@@ -254,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.set_defaults(fn=cmd_trace_validate)
 
     from polar.envs.swe_cli import add_parser as add_swe
+    from polar.evaluation.admission import add_parser as add_admission
     from polar.evaluation.report import add_parser as add_report
     from polar.leaderboard import add_parser as add_leaderboard
     from polar.training.cli import add_parser as add_train
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_leaderboard(sub)
     add_train(sub)
     add_swe(sub)
+    add_admission(sub)
 
     harnesses = sub.add_parser("harnesses", help="list the harnesses, or install external ones ahead of time")
     harnesses.add_argument("--install", nargs="+", metavar="NAME", help="harness names, or `all`")

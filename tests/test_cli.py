@@ -86,3 +86,22 @@ def test_harnesses_lists_every_harness_with_its_version():
     assert out.returncode == 0
     for name in ("builtin", "claude-code", "codex", "gemini-cli"):
         assert name in out.stdout
+
+
+def test_tasks_admit_plays_any_suite_and_names_a_broken_task(bwrap, tmp_path):
+    """The oracle must score 1 and doing nothing 0; a task whose reference solution is wrong is rejected."""
+    import shutil
+
+    from polar.tasks.code import BUNDLED
+
+    for name in ("caesar_cipher", "roman_numerals"):
+        shutil.copytree(BUNDLED / name, tmp_path / name)
+    (tmp_path / "roman_numerals" / "solution" / "roman.py").write_text("def to_roman(n):\n    return ''\n")
+    done = polar("tasks", "admit", str(tmp_path), "-j", "2")
+    assert done.returncode == 1, done.stderr
+    assert "REJECTED roman_numerals: oracle should score 1" in done.stdout
+    assert "REJECTED caesar_cipher" not in done.stdout
+    assert "1/2 task(s) of " in done.stdout and "(polar/Code-v0) admitted in the local sandbox" in done.stdout
+    assert polar("tasks", "admit", str(tmp_path), "--tasks", "caesar_cipher").returncode == 0
+    unknown = polar("tasks", "admit", str(tmp_path), "--tasks", "nope")
+    assert unknown.returncode != 0 and "unknown task id 'nope'" in unknown.stderr

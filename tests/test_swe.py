@@ -254,9 +254,12 @@ def _cli(argv):
     import argparse
 
     from polar.envs.swe_cli import add_parser
+    from polar.evaluation.admission import add_parser as add_admission
 
     parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers())
+    subparsers = parser.add_subparsers()
+    add_parser(subparsers)
+    add_admission(subparsers)
     args = parser.parse_args(argv)
     return args.fn(args)
 
