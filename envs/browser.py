@@ -136,8 +136,8 @@ class BrowserSession:
         await self.page.goto(self.start_url, wait_until="load")
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
-        """Run one tool; every failure (a bad ref, a hung page, a crash) is an error observation, not an
-        exception, so the episode goes on."""
+        """Run one tool; every failure of the call (a bad ref, a hung page, a crash) is an error observation, not
+        an exception, so the episode goes on. Only a browser that never started raises (a SandboxError)."""
         await self.ready()
         async with self._lock:
             if self._crashed:
