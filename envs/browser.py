@@ -22,6 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 from polar.errors import SandboxError
 from polar.protocols import ToolOutput
+from polar.types import function_tool
 
 CHROMIUM = os.environ.get("POLAR_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -32,28 +33,20 @@ SNAPSHOT_CHARS = 12_000
 VIEWPORT = {"width": 1024, "height": 768}
 
 
-def _tool(name: str, description: str, properties: dict[str, Any] | None = None,
-          required: tuple[str, ...] = ()) -> dict:
-    return {"type": "function", "function": {
-        "name": name, "description": description,
-        "parameters": {"type": "object", "properties": properties or {}, "required": list(required)},
-    }}
-
-
-_REF = {"type": "string", "description": "the element's ref from the latest snapshot, like e12"}
+_REF = ("string", "the element's ref from the latest snapshot, like e12")
 TOOLS = [
-    _tool("snapshot", "Show the current page as an accessibility tree: one line per element with its role, "
-          "name and ref. Use refs to act on elements."),
-    _tool("goto", "Open a page of the site by its path (like /cart) or full URL on the same site.",
-          {"url": {"type": "string", "description": "a path on the site, or a URL on the same site"}}, ("url",)),
-    _tool("click", "Click an element (a link, a button, a checkbox, a radio button).", {"ref": _REF}, ("ref",)),
-    _tool("type", "Replace the text of a text field with `text`; with submit=true, press Enter afterwards.",
-          {"ref": _REF, "text": {"type": "string", "description": "the whole new text of the field"},
-           "submit": {"type": "boolean", "description": "(optional) press Enter after typing"}}, ("ref", "text")),
-    _tool("select", "Choose an option of a drop-down list by its label.",
-          {"ref": _REF, "value": {"type": "string", "description": "the option's label"}}, ("ref", "value")),
-    _tool("back", "Go back to the previous page."),
-    _tool("screenshot", "Take a screenshot of the visible page (PNG)."),
+    function_tool("snapshot", "Show the current page as an accessibility tree: one line per element with its role, "
+                  "name and ref. Use refs to act on elements."),
+    function_tool("goto", "Open a page of the site by its path (like /cart) or full URL on the same site.",
+                  url=("string", "a path on the site, or a URL on the same site")),
+    function_tool("click", "Click an element (a link, a button, a checkbox, a radio button).", ref=_REF),
+    function_tool("type", "Replace the text of a text field with `text`; with submit=true, press Enter afterwards.",
+                  ref=_REF, text=("string", "the whole new text of the field"),
+                  submit=("boolean", "(optional) press Enter after typing")),
+    function_tool("select", "Choose an option of a drop-down list by its label.",
+                  ref=_REF, value=("string", "the option's label")),
+    function_tool("back", "Go back to the previous page."),
+    function_tool("screenshot", "Take a screenshot of the visible page (PNG)."),
 ]
 TOOL_NAMES = tuple(t["function"]["name"] for t in TOOLS)
 
@@ -141,9 +134,7 @@ class BrowserSession:
         await self.ready()
         async with self._lock:
             if self._crashed:
-                await self._recover()
-                return ToolOutput("Error: the page had crashed; a new page was opened on the start page.\n\n"
-                                  + await self._snapshot(), is_error=True)
+                return await self._recovered("the page had crashed")
             try:
                 return await asyncio.wait_for(self._call(name, arguments), self.action_timeout_s * 2 + 5)
             except TimeoutError:
@@ -153,9 +144,7 @@ class BrowserSession:
                 return ToolOutput(f"Error: {e}", is_error=True)
             except Exception as e:  # Playwright's errors: a timeout, a detached element, a closed page
                 if self._crashed:
-                    await self._recover()
-                    return ToolOutput(f"Error: the page crashed during {name}; a new page was opened on the start "
-                                      "page.\n\n" + await self._snapshot(), is_error=True)
+                    return await self._recovered(f"the page crashed during {name}")
                 return ToolOutput(f"Error: {name} failed: {_first_line(e)}", is_error=True)
 
     async def _call(self, name: str, args: dict[str, Any]) -> ToolOutput:
@@ -210,13 +199,16 @@ class BrowserSession:
             text = text[:SNAPSHOT_CHARS] + f"\n[... {len(text) - SNAPSHOT_CHARS} characters left out ...]"
         return text
 
-    async def _recover(self) -> None:
+    async def _recovered(self, what: str) -> ToolOutput:
+        """Replace a crashed page with a fresh one on the start URL, and say so with its snapshot."""
         if self.page is not None:
             try:
                 await self.page.close()
             except Exception:  # a crashed page may refuse to close; the context still owns it
                 pass
         await self._new_page()
+        return ToolOutput(f"Error: {what}; a new page was opened on the start page.\n\n" + await self._snapshot(),
+                          is_error=True)
 
     async def aclose(self) -> None:
         """Close the context, and the browser when this session started it (after a launch under way ends,

@@ -82,8 +82,6 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             max_tokens: sampled tokens (from replies that carry token ids) before truncation; None for no cap.
             pool: sandboxes to keep started ahead of need (0: start each on demand).
         """
-        if family not in FAMILIES:
-            raise UnknownNameError("env family", family, FAMILIES)
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.family = load_family(family)

@@ -35,9 +35,9 @@ def cmd_images_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def admit_swe_suite(suite: str, sandbox: str, jobs: int, wanted: list[str] | None = None) -> int:
-    """Grade every instance for real: gold resolves, empty and test-sabotaging patches do not (`polar tasks admit`
-    on a SWE-bench suite); the exit status is 0 when all are admitted."""
+def admit_swe_suite(tasks: list[Any], suite: str, sandbox: str, jobs: int, wanted: list[str] | None = None) -> int:
+    """Grade every instance of `tasks` (the suite, loaded) for real: gold resolves, empty and test-sabotaging
+    patches do not (`polar tasks admit` on a SWE-bench suite); the exit status is 0 when all are admitted."""
     import asyncio
 
     from tqdm import tqdm
@@ -47,7 +47,6 @@ def admit_swe_suite(suite: str, sandbox: str, jobs: int, wanted: list[str] | Non
     from polar.envs.swe_admission import Admission, admit_all
 
     family = SweFamily()
-    tasks = family.load_tasks(suite)
     if wanted:
         known = {t.instance_id for t in tasks}
         if unknown := sorted(set(wanted) - known):

@@ -14,16 +14,13 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
-
-from polar.envs.polar_env import load_family
-from polar.envs.registration import ENVS, register_envs
+from polar.envs.registration import ENVS
 from polar.errors import PolarError, TaskFormatError, UnknownNameError
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
-from polar.evaluation.runner import play_episode
-from polar.trace import Trace
+
+if TYPE_CHECKING:
+    from polar.trace import Trace
 
 PLAYED = ("polar/Code-v0", "polar/Terminal-v0", "polar/Web-v0")
 """The envs whose suites are admitted by playing them; tried in this order when `--env` is not given."""
@@ -42,16 +39,21 @@ class Verdict:
         return not self.reasons
 
 
-def find_env(suite: str) -> str:
-    """The env whose family loads `suite`: a played family's when one does, else SWE-v0 (whose loader also
-    takes dataset names, so it is tried last)."""
-    for env_id in PLAYED:
+def find_env(suite: str, env_id: str | None = None) -> tuple[str, list[Any]]:
+    """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else a played family's
+    that loads it, else SWE-v0's (whose loader also takes dataset names, so it is tried last)."""
+    from polar.envs.polar_env import load_family
+
+    if env_id is not None:
+        if env_id not in ENVS:
+            raise UnknownNameError("env id", env_id, ENVS)
+        return env_id, load_family(ENVS[env_id][0]).load_tasks(suite)
+    for candidate in PLAYED:
         try:
-            load_family(ENVS[env_id][0]).load_tasks(suite)
+            return candidate, load_family(ENVS[candidate][0]).load_tasks(suite)
         except (UnknownNameError, TaskFormatError, OSError, ValueError):
             continue
-        return env_id
-    return "polar/SWE-v0"
+    return "polar/SWE-v0", load_family("swe").load_tasks(suite)
 
 
 def _outcome(trace: Trace | str, want: float) -> str | None:
@@ -63,9 +65,9 @@ def _outcome(trace: Trace | str, want: float) -> str | None:
     return None
 
 
-def task_ids_of(env_id: str, suite: str, wanted: list[str] | None = None) -> list[str]:
-    """The suite's task ids, or the `wanted` ones after checking each is in it."""
-    known = [task.id for task in load_family(ENVS[env_id][0]).load_tasks(suite)]
+def task_ids_of(tasks: list[Any], wanted: list[str] | None = None) -> list[str]:
+    """The tasks' ids, or the `wanted` ones after checking each is among them."""
+    known = [task.id for task in tasks]
     if wanted and (unknown := sorted(set(wanted) - set(known))):
         raise UnknownNameError("task id", unknown[0], known)
     return wanted or known
@@ -74,9 +76,15 @@ def task_ids_of(env_id: str, suite: str, wanted: list[str] | None = None) -> lis
 async def admit_played(env_id: str, suite: str, sandbox: str, jobs: int, ids: list[str],
                        progress: Callable[[Verdict], None] | None = None) -> list[Verdict]:
     """Play each task twice, with the oracle and doing nothing, `jobs` episodes at a time; one env per worker."""
+    import gymnasium as gym
+
+    from polar.envs.registration import register_envs
+    from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+    from polar.evaluation.runner import play_episode
+
     register_envs()
 
-    def make_env() -> gym.Env:
+    def make_env() -> Any:
         return gym.make(env_id, harness="builtin", sandbox=sandbox, suite=suite, max_turns=MAX_TURNS,
                         time_limit_s=TIME_LIMIT_S, disable_env_checker=True)
 
@@ -112,15 +120,13 @@ async def admit_played(env_id: str, suite: str, sandbox: str, jobs: int, ids: li
 def cmd_tasks_admit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    env_id = args.env or find_env(args.suite)
-    if env_id not in ENVS:
-        raise UnknownNameError("env id", env_id, ENVS)
+    env_id, tasks = find_env(args.suite, args.env)
     wanted = args.tasks.split(",") if args.tasks else None
     if env_id == "polar/SWE-v0":
         from polar.envs.swe_cli import admit_swe_suite
 
-        return admit_swe_suite(args.suite, args.sandbox, args.jobs, wanted)
-    ids = task_ids_of(env_id, args.suite, wanted)
+        return admit_swe_suite(tasks, args.suite, args.sandbox, args.jobs, wanted)
+    ids = task_ids_of(tasks, wanted)
     bar = tqdm(total=len(ids), unit="task", dynamic_ncols=True, desc=f"{env_id} {args.suite}")
     rejected = 0
 

@@ -17,34 +17,25 @@ import shlex
 
 from polar import __version__
 from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolOutput, ToolSet
-from polar.types import ModelReply, ModelRequest, ToolCall
+from polar.types import ModelReply, ModelRequest, ToolCall, function_tool
 
 OBSERVATION_CHARS = 12_000
 BASH_TIMEOUT_S = 120.0
 
 
-def _tool(name: str, description: str, **params: tuple[str, str]) -> dict:
-    required = [k for k, (_, doc) in params.items() if not doc.startswith("(optional)")]
-    properties = {k: {"type": t, "description": doc} for k, (t, doc) in params.items()}
-    return {"type": "function", "function": {
-        "name": name, "description": description,
-        "parameters": {"type": "object", "properties": properties, "required": required},
-    }}
-
-
 TOOLS = [
-    _tool("bash", "Run a shell command in the workspace. The shell persists between calls (cwd, variables); "
+    function_tool("bash", "Run a shell command in the workspace. The shell persists between calls (cwd, variables); "
           "there is no network and no interactive input.", command=("string", "the command to run")),
-    _tool("view", "Show a file with line numbers, or list a directory.",
+    function_tool("view", "Show a file with line numbers, or list a directory.",
           path=("string", "file or directory, relative to the workspace"),
           view_range=("array", "(optional) [first, last] line numbers to show")),
-    _tool("create", "Create or overwrite a file with the given text.",
+    function_tool("create", "Create or overwrite a file with the given text.",
           path=("string", "file path, relative to the workspace"), file_text=("string", "the whole new content")),
-    _tool("str_replace", "Replace one exact, unique occurrence of old_str in a file with new_str.",
+    function_tool("str_replace", "Replace one exact, unique occurrence of old_str in a file with new_str.",
           path=("string", "file path, relative to the workspace"), old_str=("string", "the exact text to replace"),
           new_str=("string", "the replacement text")),
 ]
-SUBMIT = _tool("submit", "Finish: your work will be graded.")
+SUBMIT = function_tool("submit", "Finish: your work will be graded.")
 TOOLS.append(SUBMIT)
 
 SYSTEM_PROMPT = """You are a careful software engineer working in a Linux sandbox. Solve the task by using the \
@@ -82,7 +73,8 @@ class BuiltinRun:
         exclusive = env_tools is not None and env_tools.exclusive
         own = [SUBMIT] if exclusive else TOOLS
         self.tools = [*(env_tools.specs if env_tools else ()), *own]
-        self.env_tool_names = {t["function"]["name"] for t in (env_tools.specs if env_tools else ())}
+        self.tool_names = [t["function"]["name"] for t in self.tools]
+        self.env_tool_names = set(self.tool_names[:len(self.tools) - len(own)])
         self.messages: list[dict] = [
             {"role": "system", "content": ENV_TOOLS_PROMPT if exclusive else SYSTEM_PROMPT},
             {"role": "user", "content": task.instruction},
@@ -108,7 +100,7 @@ class BuiltinRun:
         return self._request()
 
     async def _plain_text(self, text: str) -> str:
-        if (block := _BASH_BLOCK.search(text)) and "bash" in {t["function"]["name"] for t in self.tools}:
+        if (block := _BASH_BLOCK.search(text)) and "bash" in self.tool_names:
             return await self._bash(block.group(1).strip())
         if _SUBMIT_LINE.search(text):
             raise _Submitted
@@ -120,9 +112,8 @@ class BuiltinRun:
             if call.name in self.env_tool_names:
                 assert self.env_tools is not None
                 return _tool_message_content(await self.env_tools.call(call.name, args))
-            if call.name not in {t["function"]["name"] for t in self.tools}:
-                names = ", ".join(t["function"]["name"] for t in self.tools)
-                return f"Error: unknown tool {call.name!r}; the tools are: {names}."
+            if call.name not in self.tool_names:
+                return f"Error: unknown tool {call.name!r}; the tools are: {', '.join(self.tool_names)}."
             match call.name:
                 case "bash":
                     return await self._bash(_str(args, "command"))

@@ -27,6 +27,17 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
+def function_tool(name: str, description: str, **params: tuple[str, str]) -> dict[str, Any]:
+    """An OpenAI function tool; each parameter is (JSON type, description), required unless the description
+    starts with "(optional)"."""
+    required = [k for k, (_, doc) in params.items() if not doc.startswith("(optional)")]
+    properties = {k: {"type": t, "description": doc} for k, (t, doc) in params.items()}
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": required},
+    }}
+
+
 class ToolCall(BaseModel):
     """One function call the model made. `arguments` is the raw JSON text, kept even when it is malformed."""
 

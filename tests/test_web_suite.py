@@ -6,14 +6,13 @@ needs); and no page the solution visits has two buttons or links, or two fields,
 Some near misses (a wrong quantity, a wrong item) must fail too. Then the loader's and the checker's edges.
 
 One browser serves the whole module, on one asyncio loop that also serves the apps. Outside CI the browser tests
-skip when Chromium or Playwright is missing; under CI=true they fail instead.
+skip when Chromium or Playwright is missing; under CI=true they fail instead (the `chromium` fixture).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -25,19 +24,13 @@ from typing import Any
 import aiohttp
 import pytest
 
-from polar.envs.browser import CHROMIUM, CHROMIUM_ARGS
+from polar.envs.browser import CHROMIUM_ARGS
 from polar.errors import TaskFormatError, UnknownNameError
 from polar.protocols import CallTool
 from polar.tasks.web import Expectation, WebTask, check, load_suite, parse_task, start_app
 
 TASKS = {task.id: task for task in load_suite()}
 NAMED = re.compile(r'^\s*- (button|link|textbox|spinbutton|combobox|checkbox|radio) "((?:[^"\\]|\\.)*)"', re.M)
-
-
-def _unavailable(message: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " — CI must run this test for real")
-    pytest.skip(message)
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +41,14 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 @pytest.fixture(scope="module")
-def browser(loop: asyncio.AbstractEventLoop) -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        _unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
-    try:
-        from playwright.async_api import async_playwright
-    except ImportError:
-        _unavailable("playwright is not installed (pip install -e '.[web]')")
+def browser(loop: asyncio.AbstractEventLoop, chromium: str) -> Iterator[Any]:
+    from playwright.async_api import async_playwright
+
     driver = loop.run_until_complete(async_playwright().start())
-    chromium = loop.run_until_complete(driver.chromium.launch(executable_path=CHROMIUM, headless=True,
+    launched = loop.run_until_complete(driver.chromium.launch(executable_path=chromium, headless=True,
                                                               args=list(CHROMIUM_ARGS)))
-    yield chromium
-    loop.run_until_complete(chromium.close())
+    yield launched
+    loop.run_until_complete(launched.close())
     loop.run_until_complete(driver.stop())
 
 
