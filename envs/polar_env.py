@@ -235,10 +235,12 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
                 grade = await self.family.grade(ep.task, ep.sandbox, self.backend)
             except (SandboxError, OSError) as e:
                 grade = Grade(self.family.reward.zeros(), error=f"grading failed: {e}")
-        if grade.error is not None and status == "completed":
+        if grade.tampered is not None:
+            status, error = "tampered", grade.tampered
+        elif grade.error is not None and status == "completed":
             status, error = "verifier_error", grade.error
         await self._stop_episode()
-        reward = 0.0 if grade.error else self.family.reward.score(grade.components)
+        reward = 0.0 if grade.error or grade.tampered else self.family.reward.score(grade.components)
         return Trace(
             episode_id=ep.episode_id, env_id=self.family.env_id, env_version=self.family.version, task_id=ep.task.id,
             suite=str(self.suite), harness=Named(name=self.harness.name, version=self.harness.version),

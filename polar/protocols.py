@@ -192,6 +192,9 @@ class Grade:
     artefact: dict[str, Any] | None = None
     error: str | None = None
     """Set when grading itself failed: the episode gets status `verifier_error` and reward 0."""
+    tampered: str | None = None
+    """Set when the grader found the agent changed what grading executes (a binary, a test file, the verifier's
+    output): the episode gets status `tampered` and reward 0, whatever the tests said."""
 
 
 class Verifier(Protocol):

@@ -18,7 +18,8 @@ from polar.types import ModelReply, ModelRequest
 SCHEMA_ID = "polar.trace/v1"
 SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 
-Status = Literal["completed", "truncated", "timeout", "harness_error", "sandbox_error", "verifier_error"]
+Status = Literal["completed", "truncated", "timeout", "harness_error", "sandbox_error", "verifier_error", "tampered"]
+"""`tampered`: the grader found that the agent changed what grading executes (reward 0, the finding in `error`)."""
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 
 
