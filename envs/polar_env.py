@@ -34,12 +34,17 @@ FAMILIES = {"code": "polar.envs.code:CodeFamily", "terminal": "polar.envs.termin
             "swe": "polar.envs.swe:SweFamily", "web": "polar.envs.web:WebFamily"}
 
 
-def load_family(name: str) -> Any:
-    """A fresh instance of the env family `name` (`code`, `swe`, ...), imported only when asked for."""
+def family_class(name: str) -> type:
+    """The class of the env family `name` (`code`, `swe`, ...), imported only when asked for."""
     if name not in FAMILIES:
         raise UnknownNameError("env family", name, FAMILIES)
     module, attr = FAMILIES[name].split(":")
-    return getattr(importlib.import_module(module), attr)()
+    return getattr(importlib.import_module(module), attr)
+
+
+def load_family(name: str) -> Any:
+    """A fresh instance of the env family `name`."""
+    return family_class(name)()
 
 
 @dataclass
@@ -138,6 +143,9 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
     # --- the episode -----------------------------------------------------------------------------------
 
     async def _areset(self, seed: int | None, options: dict[str, Any] | None):
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"reset(options=...) takes a dict such as {{'task_id': {self.task_ids[0]!r}}} or None, "
+                            f"not {type(options).__name__}")
         super().reset(seed=seed)
         options = options or {}
         await self._finish_quietly()

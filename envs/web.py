@@ -107,10 +107,18 @@ class WebFamily:
         return self._grade_state(task, state, passed)
 
     def _grade_state(self, task: WebTask, state: dict, passed_at_start: frozenset[str]) -> Grade:
-        results = check(task, state)
-        to_earn = [what for what, _ in results if what not in passed_at_start]
-        earned = [what for what, ok in results if ok and what not in passed_at_start]
+        """`success` when every check passes. `checks_frac` is the share of the checks the untouched app fails
+        that pass now, where a removal check (`Expectation.removal`) counts only when the constructive checks on
+        its object (same parent path) exist and all pass: deleting a page's text or every card earns nothing."""
+        results = [(e, e.holds(state)) for e in task.expect]
+        earned, to_earn = 0, 0
+        for e, ok in results:
+            beside = [c_ok for c, c_ok in results if not c.removal and c.parent == e.parent]
+            if e.describe() in passed_at_start or (e.removal and not beside):
+                continue
+            to_earn += 1
+            earned += ok and (not e.removal or all(beside))
         components = {"success": float(all(ok for _, ok in results)),
-                      "checks_frac": len(earned) / len(to_earn) if to_earn else 0.0}
-        log = "\n".join(f"{'PASS' if ok else 'FAIL'} {what}" for what, ok in results)
+                      "checks_frac": earned / to_earn if to_earn else 0.0}
+        log = "\n".join(f"{'PASS' if ok else 'FAIL'} {e.describe()}" for e, ok in results)
         return Grade(components, log)

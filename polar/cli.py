@@ -10,7 +10,9 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from polar.errors import PolarError, UnknownNameError
 
@@ -151,6 +153,36 @@ def _print_summary(summary: dict, out: Path) -> None:
     print(f"report:  polar report {out}")
 
 
+def _trace_records(path: str) -> Iterator[tuple[str, str]]:
+    """(where, JSON text) for each trace in a JSONL file or in the `trace` column of a traces Parquet file."""
+    if path.endswith(".parquet"):
+        import pandas as pd
+
+        for row, text in enumerate(pd.read_parquet(path, columns=["trace"])["trace"], 1):
+            yield f"{path}: row {row}", text
+        return
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            if raw.strip():
+                yield f"{path}:{lineno}", raw.decode("utf-8")
+
+
+def _forged_reward(trace: Any) -> str | None:
+    """Why the trace's reward cannot have come from its components under its env's reward spec, or None."""
+    from polar.envs.polar_env import family_class
+    from polar.envs.registration import ENVS
+
+    if trace.env_id not in ENVS:
+        return None
+    spec = family_class(ENVS[trace.env_id][0]).reward
+    allowed = 0.0 if trace.status in ("verifier_error", "sandbox_error", "tampered") else spec.score(
+        trace.reward_components)
+    if trace.reward > allowed + 1e-9:
+        return (f"reward {trace.reward:g} exceeds what its components give under {trace.env_id}'s reward spec "
+                f"({allowed:g} for status {trace.status})")
+    return None
+
+
 def cmd_trace_validate(args: argparse.Namespace) -> int:
     import jsonschema
 
@@ -159,21 +191,28 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
     validator = jsonschema.Draft202012Validator(load_schema())
     bad = good = 0
     for path in args.files:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
+        try:
+            for where, text in _trace_records(path):
                 try:
-                    data = json.loads(line)
+                    data = json.loads(text)
                     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
                     if errors:
-                        where = "/".join(map(str, errors[0].path)) or "(top level)"
-                        raise ValueError(f"at {where}: {errors[0].message}")
-                    Trace.model_validate(data)
+                        at = "/".join(map(str, errors[0].path)) or "(top level)"
+                        raise ValueError(f"at {at}: {errors[0].message}")
+                    if (forged := _forged_reward(Trace.model_validate(data))) is not None:
+                        raise ValueError(forged)
                     good += 1
+                except RecursionError:
+                    bad += 1
+                    print(f"{where}: invalid: nested too deeply to be a trace")
                 except ValueError as e:
                     bad += 1
-                    print(f"{path}:{lineno}: invalid: {str(e)[:500]}")
+                    print(f"{where}: invalid: {str(e)[:500]}")
+        except (OSError, ValueError) as e:  # unreadable, not UTF-8, not Parquet
+            bad += 1
+            reason = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else getattr(e, "strerror", None) or str(e)
+            reason = reason[:300]
+            print(f"{path}: cannot read: {reason}")
     print(f"{good} valid, {bad} invalid trace(s)")
     return 1 if bad or not good else 0
 

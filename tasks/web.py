@@ -81,6 +81,18 @@ class Expectation:
             return f"{self.path} is {'absent' if self.value else 'present'}"
         return f"{self.path} {self.op} {value}"
 
+    @property
+    def removal(self) -> bool:
+        """Deleting state can satisfy this check (`excludes`, `absent: true`, `length: 0`), so on its own it shows
+        no progress: partial credit counts it only beside passing checks that deleting cannot satisfy."""
+        return self.op == "excludes" or (self.op == "absent" and self.value is True) or \
+            (self.op == "length" and self.value == 0)
+
+    @property
+    def parent(self) -> str:
+        """The path of the object holding this check's field ("" at the top)."""
+        return self.path.rpartition(".")[0]
+
     def holds(self, state: Any) -> bool:
         found = _lookup(state, self.path)
         if self.op == "absent":

@@ -24,6 +24,12 @@ def test_run_oracle_writes_valid_traces_and_parquet(bwrap, tmp_path):
     assert "mean reward 1.000" in out.stdout and "solved 2/2" in out.stdout
     assert (tmp_path / "traces.parquet").exists()
     assert polar("trace", "validate", str(tmp_path / "traces.jsonl")).stdout.strip() == "2 valid, 0 invalid trace(s)"
+    assert polar("trace", "validate", str(tmp_path / "traces.parquet")).stdout.strip() == "2 valid, 0 invalid trace(s)"
+    forged = json.loads((tmp_path / "traces.jsonl").read_text().splitlines()[0])
+    forged["reward_components"] = {"solved": 0.0, "tests_passed_frac": 0.5}  # a reward its components cannot give
+    (tmp_path / "forged.jsonl").write_text(json.dumps(forged) + "\n")
+    out = polar("trace", "validate", str(tmp_path / "forged.jsonl"))
+    assert out.returncode == 1 and "reward 1 exceeds what its components give" in out.stdout, out.stdout
     again = polar("run", "polar/Code-v0", "--policy", "oracle", "--episodes", "1", "--out", str(tmp_path))
     assert again.returncode == 2 and "already holds traces" in again.stderr
 
@@ -41,6 +47,20 @@ def test_trace_validate_reports_the_broken_line(tmp_path):
     bad.write_text('{"schema": "polar.trace/v1", "episode_id": 3}\n')
     out = polar("trace", "validate", str(bad))
     assert out.returncode == 1 and f"{bad}:1: invalid" in out.stdout
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "cannot read: No such file or directory"),
+    (b"\xff\xfe{}\n", "cannot read: not UTF-8 text"),
+    (b"[" * 100_000 + b"\n", "invalid: nested too deeply to be a trace"),
+])
+def test_trace_validate_says_what_is_wrong_in_one_line(tmp_path, content, message):
+    path = tmp_path / "traces.jsonl"
+    if content is not None:
+        path.write_bytes(content)
+    out = polar("trace", "validate", str(path))
+    assert out.returncode == 1 and message in out.stdout and not out.stderr, (out.stdout, out.stderr)
+    assert len(out.stdout.splitlines()) == 2  # the finding, then the count
 
 
 @pytest.mark.parametrize("argv,message", [

@@ -112,6 +112,14 @@ def test_unknown_parts_list_the_valid_names():
         gym.make("polar/Code-v0", sandbox="nope")
 
 
+@pytest.mark.parametrize("options", ["task_id=roman_numerals", ["roman_numerals"], 3])
+def test_reset_options_that_are_not_a_dict_name_the_accepted_form(env, options):
+    with pytest.raises(TypeError, match=r"takes a dict such as \{'task_id': .*not " + type(options).__name__):
+        env.reset(seed=0, options=options)
+    obs, info = env.reset(seed=0, options={"task_id": "roman_numerals"})  # the env is still usable
+    assert info["task_id"] == "roman_numerals"
+
+
 def test_broken_task_file_names_the_file_and_field(tmp_path):
     task = tmp_path / "t1"
     (task / "stub").mkdir(parents=True)
