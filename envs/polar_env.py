@@ -26,7 +26,7 @@ from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import HarnessError, SandboxError, UnknownNameError
 from polar.harnesses import make_harness
-from polar.protocols import Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
+from polar.protocols import EnvFamily, Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
@@ -42,7 +42,7 @@ def family_class(name: str) -> type:
     return getattr(importlib.import_module(module), attr)
 
 
-def load_family(name: str) -> Any:
+def load_family(name: str) -> EnvFamily:
     """A fresh instance of the env family `name`."""
     return family_class(name)()
 
@@ -89,7 +89,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         """
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.family = load_family(family)
+        self.family: EnvFamily = load_family(family)
         self.tasks = self.family.load_tasks(suite)
         self.harness = make_harness(harness) if isinstance(harness, str) else harness
         self.backend = make_backend(sandbox) if pool <= 0 else PooledBackend(make_backend(sandbox), pool)
@@ -248,7 +248,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         elif grade.error is not None and status == "completed":
             status, error = "verifier_error", grade.error
         await self._stop_episode()
-        reward = 0.0 if grade.error or grade.tampered else self.family.reward.score(grade.components)
+        reward = grade.reward(self.family.reward)
         return Trace(
             episode_id=ep.episode_id, env_id=self.family.env_id, env_version=self.family.version, task_id=ep.task.id,
             suite=str(self.suite), harness=Named(name=self.harness.name, version=self.harness.version),

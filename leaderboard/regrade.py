@@ -35,7 +35,10 @@ def regrade_episodes(checked: Checked, sandbox: str, jobs: int = 4) -> list[str]
                 grade = await family.regrade(checked.tasks[key[0]], trace.artefact, backend)
             except ValueError as e:
                 return f"{label(key, trace)}: its artefact cannot be re-graded: {e}"
-        reward = 0.0 if grade.error else family.reward.score(grade.components)
+        if grade.tampered is not None and trace.reward != 0.0:
+            return (f"{label(key, trace)}: re-grading found tampering ({grade.tampered}), "
+                    f"yet its reward is {trace.reward:g}")
+        reward = grade.reward(family.reward)
         if not math.isclose(reward, trace.reward, abs_tol=1e-9):
             return (f"{label(key, trace)}: re-graded reward {reward:g} ({_show(grade.components)}), "
                     f"recorded {trace.reward:g} ({_show(trace.reward_components)})")

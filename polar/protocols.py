@@ -1,14 +1,16 @@
-"""The contracts, one screen each: Sandbox, Harness, Verifier, Task, Policy.
+"""The contracts, one screen each: Sandbox, Task, Harness, EnvFamily (with its grading contract), Policy.
 
 An episode is a task set up in a sandbox, a harness driving an agent in it, and a verifier grading what the
-agent left behind. `polar.envs.PolarEnv` composes them; everything else implements one of these.
+agent left behind. `polar.envs.polar_env.PolarEnv` composes them; everything else implements one of these.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from polar.reward import RewardSpec
 from polar.types import ModelReply, ModelRequest
 
 # --- sandbox -------------------------------------------------------------------------------------------
@@ -182,7 +184,7 @@ class Harness(Protocol):
         ...
 
 
-# --- verifier ------------------------------------------------------------------------------------------
+# --- env family: what a family loads, sets up and grades -----------------------------------------------
 
 
 @dataclass
@@ -190,17 +192,54 @@ class Grade:
     components: dict[str, float]
     log: str = ""
     artefact: dict[str, Any] | None = None
+    """What was graded, recorded in the trace: `regrade` replays it for the leaderboard."""
     error: str | None = None
     """Set when grading itself failed: the episode gets status `verifier_error` and reward 0."""
     tampered: str | None = None
     """Set when the grader found the agent changed what grading executes (a binary, a test file, the verifier's
     output): the episode gets status `tampered` and reward 0, whatever the tests said."""
 
+    def reward(self, spec: RewardSpec) -> float:
+        """The scalar this grade earns under `spec`: 0 when grading failed or found tampering."""
+        return 0.0 if self.error is not None or self.tampered is not None else spec.score(self.components)
 
-class Verifier(Protocol):
-    async def grade(self, task: Task, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
-        """Grade what the agent left in `sandbox`, on pristine tests the agent never saw or could edit,
-        in a fresh sandbox started from `backend`."""
+
+@runtime_checkable
+class EnvFamily(Protocol):
+    """Everything one env family is (Code, SWE, Terminal, Web); `PolarEnv` composes it with a sandbox and a harness.
+
+    The grading contract, the same for every family: PolarEnv stops the harness and kills every process the agent
+    started before it calls `grade`, so nothing of the agent runs while a grader does. `grade` takes the artefact
+    (a diff, named files, the app's server-side state) from the agent's sandbox and decides it in a process tree
+    the agent never controlled, on pristine tests, with a clean environment; a verdict that travels on a channel
+    the agent's code could write is a bug. `regrade` decides a recorded artefact the same way from nothing but the
+    task, so the leaderboard's re-grade and the live grade agree.
+    """
+
+    env_id: str
+    version: int
+    default_suite: str
+    reward: RewardSpec
+
+    def load_tasks(self, suite: str | None) -> Sequence[Task]:
+        """The tasks of a bundled suite (None: `default_suite`) or of a user's folder or file."""
+        ...
+
+    def sandbox_spec(self, task: Any, backend: str | None = None) -> SandboxSpec:
+        """The sandbox the agent works in for `task` on the named backend (an image on docker, mounts locally)."""
+        ...
+
+    async def setup(self, task: Any, sandbox: Sandbox) -> ToolSet | None:
+        """Make `sandbox` the task's starting state; return the tools the env provides for the episode, if any."""
+        ...
+
+    async def grade(self, task: Any, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+        """Grade what the agent left in `sandbox` (its processes are dead by now), starting any fresh grading
+        sandbox from `backend`."""
+        ...
+
+    async def regrade(self, task: Any, artefact: dict[str, Any], backend: SandboxBackend) -> Grade:
+        """Grade a recorded artefact again (the leaderboard); raise ValueError when it is not this family's shape."""
         ...
 
 
