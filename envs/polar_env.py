@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -21,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 
 from polar import __version__, runtime
+from polar.envs.registration import load_family
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
@@ -29,22 +29,6 @@ from polar.harnesses import make_harness
 from polar.protocols import EnvFamily, Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
-
-FAMILIES = {"code": "polar.envs.code:CodeFamily", "terminal": "polar.envs.terminal:TerminalFamily",
-            "swe": "polar.envs.swe:SweFamily", "web": "polar.envs.web:WebFamily"}
-
-
-def family_class(name: str) -> type:
-    """The class of the env family `name` (`code`, `swe`, ...), imported only when asked for."""
-    if name not in FAMILIES:
-        raise UnknownNameError("env family", name, FAMILIES)
-    module, attr = FAMILIES[name].split(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def load_family(name: str) -> EnvFamily:
-    """A fresh instance of the env family `name`."""
-    return family_class(name)()
 
 
 @dataclass

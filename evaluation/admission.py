@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from polar.envs.registration import ENVS
+from polar.envs.registration import env_family
 from polar.errors import PolarError, TaskFormatError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -42,18 +42,14 @@ class Verdict:
 def find_env(suite: str, env_id: str | None = None) -> tuple[str, list[Any]]:
     """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else a played family's
     that loads it, else SWE-v0's (whose loader also takes dataset names, so it is tried last)."""
-    from polar.envs.polar_env import load_family
-
     if env_id is not None:
-        if env_id not in ENVS:
-            raise UnknownNameError("env id", env_id, ENVS)
-        return env_id, load_family(ENVS[env_id][0]).load_tasks(suite)
+        return env_id, env_family(env_id)().load_tasks(suite)
     for candidate in PLAYED:
         try:
-            return candidate, load_family(ENVS[candidate][0]).load_tasks(suite)
+            return candidate, env_family(candidate)().load_tasks(suite)
         except (UnknownNameError, TaskFormatError, OSError, ValueError):
             continue
-    return "polar/SWE-v0", load_family("swe").load_tasks(suite)
+    return "polar/SWE-v0", env_family("polar/SWE-v0")().load_tasks(suite)
 
 
 def _outcome(trace: Trace | str, want: float) -> str | None:

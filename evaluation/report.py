@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import importlib
 import io
 import json
 import math
@@ -71,14 +70,9 @@ def load_run(path: Path, label: str) -> Run:
 
 def outcome_component(env_id: str) -> str | None:
     """The name of the env's outcome reward component, or None for an env this install does not know."""
-    from polar.envs.polar_env import FAMILIES
-    from polar.envs.registration import ENVS
+    from polar.envs.registration import ENVS, env_family
 
-    if env_id not in ENVS:
-        return None
-    module, attr = FAMILIES[ENVS[env_id][0]].split(":")
-    family = getattr(importlib.import_module(module), attr)
-    return next(c.name for c in family.reward.components if c.kind == "outcome")
+    return env_family(env_id).reward.outcome if env_id in ENVS else None
 
 
 def wilson(successes: int, n: int) -> tuple[float, float]:

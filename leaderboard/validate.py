@@ -9,7 +9,6 @@ re-grading (`polar.leaderboard.regrade`). The first problem found raises `Submis
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 from polar.errors import PolarError
 from polar.evaluation.evaluate import EvalRun, episode_seed, results_rows, suite_hash, summarize
 from polar.leaderboard.submission import Manifest, SubmissionError, check_files, opened, read_manifest, read_summary
+from polar.protocols import EnvFamily
 from polar.trace import Trace, load_schema
 
 Key = tuple[str, int]
@@ -30,26 +30,20 @@ class Checked:
     """A submission that passed `check`: its manifest, env family, tasks and episodes by (task, sample)."""
 
     manifest: Manifest
-    family: Any
+    family: EnvFamily
     tasks: dict[str, Any]
     episodes: dict[Key, Trace]
     summary: dict[str, Any]
 
 
-def load_family(env_id: str) -> Any:
+def load_family(env_id: str) -> EnvFamily:
     """The env family object (task loading, grading, reward spec) behind a registered env id."""
-    from polar.envs.polar_env import FAMILIES
-    from polar.envs.registration import ENVS
+    from polar.envs.registration import ENVS, env_family
 
     if env_id not in ENVS:
         raise SubmissionError(f"manifest.json: env_id {env_id!r} is not an env of this polar-gym "
                               f"({', '.join(ENVS)})")
-    module, attr = FAMILIES[ENVS[env_id][0]].split(":")
-    return getattr(importlib.import_module(module), attr)()
-
-
-def outcome_component(family: Any) -> str:
-    return next(c.name for c in family.reward.components if c.kind == "outcome")
+    return env_family(env_id)()
 
 
 def label(key: Key, trace: Trace) -> str:
@@ -168,7 +162,7 @@ def check_outputs(directory: Path, manifest: Manifest, family: Any, episodes: di
     import pandas as pd
 
     run = EvalRun(directory, manifest.eval_settings(), dict(episodes))
-    expected = json.loads(json.dumps(summarize(run, outcome_component(family))))
+    expected = json.loads(json.dumps(summarize(run, family.reward.outcome)))
     for field in sorted(set(expected) | set(summary)):
         if summary.get(field, "(absent)") != expected.get(field, "(absent)"):
             raise SubmissionError(f"summary.json: field {field} is {summary.get(field, '(absent)')!r}, the traces give "

@@ -110,7 +110,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if unknown:
             raise UnknownNameError("task id", unknown[0], probe.task_ids)
         tasks = [t for t in tasks if t.id in wanted]
-    outcome = next(c.name for c in probe.family.reward.components if c.kind == "outcome")
+    outcome = probe.family.reward.outcome
     settings = EvalSettings(
         env_id=args.env_id, harness=args.harness, sandbox=args.sandbox, policy=args.policy,
         model=getattr(policy, "model", None), suite=probe.suite, suite_hash=suite_hash(tasks),
@@ -169,12 +169,11 @@ def _trace_records(path: str) -> Iterator[tuple[str, str]]:
 
 def _forged_reward(trace: Any) -> str | None:
     """Why the trace's reward cannot have come from its components under its env's reward spec, or None."""
-    from polar.envs.polar_env import family_class
-    from polar.envs.registration import ENVS
+    from polar.envs.registration import ENVS, env_family
 
     if trace.env_id not in ENVS:
         return None
-    spec = family_class(ENVS[trace.env_id][0]).reward
+    spec = env_family(trace.env_id).reward
     allowed = 0.0 if trace.status in ("verifier_error", "sandbox_error", "tampered") else spec.score(
         trace.reward_components)
     if trace.reward > allowed + 1e-9:

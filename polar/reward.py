@@ -33,6 +33,11 @@ class RewardSpec:
         total = sum(min(c.weight * float(values.get(c.name, 0.0)), c.cap) for c in self.components)
         return min(total, self.max_total)
 
+    @property
+    def outcome(self) -> str:
+        """The name of the outcome component: an episode passes (pass@k, admission) when it reaches 1.0."""
+        return next(c.name for c in self.components if c.kind == "outcome")
+
     def names(self) -> list[str]:
         return [c.name for c in self.components]
 

@@ -9,13 +9,12 @@ plus verl's `index`).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from polar.errors import PolarError, UnknownNameError
+from polar.errors import PolarError
 
 AGENT_NAME = "polar_env"
 
@@ -80,13 +79,9 @@ def _coerce(name: str, value: Any, where: str) -> Any:
 
 def _family(env_id: str) -> Any:
     """The env family behind an env id, without building an env (so no sandbox backend is needed)."""
-    from polar.envs.polar_env import FAMILIES
-    from polar.envs.registration import ENVS
+    from polar.envs.registration import env_family
 
-    if env_id not in ENVS:
-        raise UnknownNameError("env id", env_id, ENVS)
-    module, attr = FAMILIES[ENVS[env_id][0]].split(":")
-    return getattr(importlib.import_module(module), attr)()
+    return env_family(env_id)()
 
 
 @cache
