@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import math
 import os
 import zlib
 from dataclasses import asdict, dataclass, field, is_dataclass
@@ -22,6 +21,7 @@ import gymnasium as gym
 from polar import __version__
 from polar.errors import PolarError
 from polar.evaluation.runner import play_episode
+from polar.evaluation.stats import pass_at_k
 from polar.trace import STATUSES, Trace, write_parquet
 
 
@@ -47,27 +47,6 @@ class EvalSettings:
 def episode_seed(base: int, task_id: str, sample: int) -> int:
     """A stable seed per (task, sample), the same on every machine and every resume."""
     return (base * 1_000_003 + zlib.crc32(f"{task_id}#{sample}".encode())) % (2**31)
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """The unbiased estimator of pass@k from n samples with c correct (Chen et al., 2021)."""
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
-
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(p: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval for a success rate `p` over `n` trials (honest at 0 and 1, unlike the
-    normal approximation); (nan, nan) when there are no trials."""
-    if n <= 0:
-        return math.nan, math.nan
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return min(p, max(0.0, centre - half)), max(p, min(1.0, centre + half))  # p stays inside despite rounding
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 Each run directory is what `polar eval` wrote: `run.json` (settings), `summary.json` and `results.parquet`
 (one row per episode). An episode passes when its env's outcome reward component reaches 1.0, as in
-`summary.json`. pass@1 is the share of episodes that pass, with a 95% Wilson interval over episodes; pass@k is
-the unbiased estimator averaged over tasks, with a 95% percentile bootstrap over tasks (its unit is the task).
+`summary.json`. pass@1 is the share of episodes that pass; pass@k is the unbiased estimator averaged over tasks; their
+intervals are defined once, in `polar.evaluation.stats`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import base64
 import html
 import io
 import json
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from polar import __version__
 from polar.errors import PolarError
+from polar.evaluation.stats import BOOTSTRAP_RESAMPLES, INTERVALS, bootstrap_pass_at_k, wilson_interval
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 REQUIRED_FILES = ("run.json", "summary.json", "results.parquet")
-BOOTSTRAP_RESAMPLES = 2000
 NUMERIC_COLUMNS = frozenset({"k", "episodes", "mean reward", "mean turns", "tokens", "wall time"})
 
 
@@ -75,33 +74,23 @@ def outcome_component(env_id: str) -> str | None:
     return env_family(env_id).reward.outcome if env_id in ENVS else None
 
 
-def wilson(successes: int, n: int) -> tuple[float, float]:
-    """pass@1's 95% Wilson interval over episodes."""
-    from polar.evaluation.evaluate import wilson_interval
+def pass1_interval(results: pd.DataFrame) -> tuple[float, float]:
+    """pass@1's 95% interval for one run's episodes (see `polar.evaluation.stats`)."""
+    per_task = results.groupby("task_id")["passed"].mean()
+    return wilson_interval(float(per_task.mean()) if len(per_task) else 0.0, len(per_task))
 
-    return wilson_interval(successes / n if n else 0.0, n)
 
-
-def bootstrap_pass_at_k(results: pd.DataFrame, k: int, seed: int = 0) -> tuple[float, float, float]:
-    """Unbiased pass@k over tasks with at least k samples, and a 95% percentile bootstrap over those tasks."""
-    import numpy as np
-
-    from polar.evaluation.evaluate import pass_at_k
-
+def task_counts(results: pd.DataFrame) -> list[tuple[int, int]]:
+    """(samples, passes) per task."""
     counts = results.groupby("task_id")["passed"].agg(["size", "sum"])
-    scores = np.array([pass_at_k(int(n), int(c), k) for n, c in counts.itertuples(index=False) if n >= k])
-    if scores.size == 0:
-        return math.nan, math.nan, math.nan
-    picks = np.random.default_rng(seed).integers(0, scores.size, (BOOTSTRAP_RESAMPLES, scores.size))
-    low, high = np.percentile(scores[picks].mean(axis=1), [2.5, 97.5])
-    return float(scores.mean()), float(low), float(high)
+    return [(int(n), int(c)) for n, c in counts.itertuples(index=False)]
 
 
 def run_row(run: Run) -> dict[str, str]:
     """The run table's cells for one run, as display strings."""
     results, settings, k = run.results, run.settings, int(run.settings["k"])
     passed, n = int(results["passed"].sum()), len(results)
-    low, high = wilson(passed, n)
+    low, high = pass1_interval(results)
     statuses = results["status"].value_counts()
     return {
         "run": run.label, "env": settings["env_id"], "suite": str(settings.get("suite")),
@@ -109,7 +98,7 @@ def run_row(run: Run) -> dict[str, str]:
         "episodes": f"{n}/{run.summary['expected_episodes']}",
         "pass@1 [95% CI]": f"{passed / n:.3f} [{low:.3f}, {high:.3f}]",
         "pass@k [95% CI]": "— (k=1)" if k == 1 else "pass@{} {:.3f} [{:.3f}, {:.3f}]".format(
-            k, *bootstrap_pass_at_k(results, k)),
+            k, *bootstrap_pass_at_k(task_counts(results), k)),
         "mean reward": f"{results['reward'].mean():.3f}", "mean turns": f"{results['turns'].mean():.2f}",
         "tokens": str(int(results["tokens"].sum())), "wall time": f"{results['wall_time_s'].sum():.1f} s",
         "statuses": ", ".join(f"{s} {c}" for s, c in statuses.items()),
@@ -141,7 +130,7 @@ def plot_pass_rates(runs: list[Run]) -> str:
     fig = Figure(figsize=(max(4.0, 1.6 * len(runs)), 3.4))
     ax = fig.add_subplot()
     rates = [r.results["passed"].mean() for r in runs]
-    bounds = [wilson(int(r.results["passed"].sum()), len(r.results)) for r in runs]
+    bounds = [pass1_interval(r.results) for r in runs]
     errors = [[rate - lo for rate, (lo, _) in zip(rates, bounds, strict=True)],
               [hi - rate for rate, (_, hi) in zip(rates, bounds, strict=True)]]
     x = range(len(runs))
@@ -266,9 +255,8 @@ def render(runs: list[Run]) -> str:
 <h2>Runs</h2>
 {_table(header, [list(r.values()) for r in rows], NUMERIC_COLUMNS)}
 <p class="note">An episode passes when the env's outcome reward component reaches 1.0. pass@1 is the share of
-episodes that pass, with a 95% Wilson score interval over episodes (it treats episodes as independent, so with
-k&gt;1 samples per task it is somewhat narrow). pass@k is the unbiased estimator (Chen et al., 2021) averaged over
-tasks, with a 95% percentile bootstrap over tasks ({BOOTSTRAP_RESAMPLES} resamples, fixed seed). Tokens count the
+episodes that pass; pass@k is the unbiased estimator (Chen et al., 2021) averaged over tasks. {INTERVALS}
+({BOOTSTRAP_RESAMPLES} bootstrap resamples, fixed seed). Tokens count the
 sampled reply tokens the policy reported; wall time sums episode durations.</p>
 <h2>Plots</h2>
 {_figure(plot_pass_rates(runs), "pass@1 by run, with 95% Wilson intervals")}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from polar.leaderboard.stats import rank_key, wilson_interval
+from polar.evaluation.stats import INTERVALS, wilson_interval
 from polar.leaderboard.submission import FILES, SubmissionError, opened
 from polar.leaderboard.validate import Checked, check, label
 
@@ -41,7 +41,10 @@ class Entry:
         return self.checked.summary.get("pass@1") or 0.0
 
     def rank_key(self) -> tuple:
-        return rank_key(self.checked.summary, self.checked.manifest.date.isoformat(), self.name)
+        """Higher pass@1 first, then higher mean reward, then the earlier submission, then the name."""
+        summary = self.checked.summary
+        return (-(summary.get("pass@1") or 0.0), -(summary.get("mean_reward") or 0.0),
+                self.checked.manifest.date.isoformat(), self.name)
 
 
 def build(submissions: Path, out: Path) -> list[Entry]:
@@ -92,7 +95,7 @@ def index_page(entries: list[Entry]) -> str:
 </section>""")
     header = f"""<h1>polar-gym leaderboard</h1>
 <p>{len(entries)} submission(s). Every number below is recomputed from the submitted traces, and every episode's
-artefact is re-graded by <code>polar leaderboard validate</code>. pass@1 carries a 95% Wilson interval over tasks.</p>
+artefact is re-graded by <code>polar leaderboard validate</code>. {INTERVALS}.</p>
 <div class="controls"><input id="filter" type="search" placeholder="Filter rows: harness, model, policy, name..."
 aria-label="Filter rows"><span id="shown"></span></div>"""
     return page("polar-gym leaderboard", header, "\n".join(sections), root="")

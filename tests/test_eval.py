@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from polar.cli import main
-from polar.evaluation.evaluate import episode_seed, pass_at_k
+from polar.evaluation.evaluate import episode_seed
+from polar.evaluation.stats import pass_at_k
 
 TASKS = "run_length_encoding,roman_numerals,caesar_cipher"
 

@@ -9,7 +9,8 @@ import pytest
 
 from polar.cli import main
 from polar.errors import PolarError
-from polar.evaluation.report import add_parser, build_report, wilson
+from polar.evaluation.report import add_parser, build_report
+from polar.evaluation.stats import bootstrap_pass_at_k, wilson_interval
 
 TASKS = "run_length_encoding,roman_numerals"
 
@@ -31,8 +32,8 @@ def test_report_is_self_contained_and_compares_both_runs(runs, tmp_path):
         assert external not in page
     assert len(re.findall(r'<img [^>]*src="data:image/png;base64,[A-Za-z0-9+/=]+"', page)) == 3
     assert "<th>oracle</th>" in page and "<th>empty</th>" in page
-    assert "<td>1.000 [0.510, 1.000]</td>" in page  # oracle: 4/4 episodes pass, Wilson 95% interval
-    assert "<td>0.000 [0.000, 0.490]</td>" in page  # empty: 0/4
+    assert "<td>1.000 [0.342, 1.000]</td>" in page  # oracle: 2/2 tasks pass, Wilson 95% interval over tasks
+    assert "<td>0.000 [0.000, 0.658]</td>" in page  # empty: 0/2
     assert "pass@2 1.000" in page and "pass@2 0.000" in page
     assert "1.00 (2/2) · 1.000" in page and "0.00 (0/2) · 0.000" in page  # per task
     assert "run_length_encoding" in page and "roman_numerals" in page
@@ -72,7 +73,13 @@ def test_the_report_subcommand_parses_and_writes(runs, tmp_path, capsys):
 
 
 def test_wilson_interval():
-    assert all(math.isnan(b) for b in wilson(0, 0))  # no episodes, no interval
-    low, high = wilson(5, 10)
+    assert wilson_interval(0.0, 0) == (0.0, 1.0)  # nothing observed, nothing excluded
+    low, high = wilson_interval(0.5, 10)
     assert low == pytest.approx(0.2366, abs=1e-4) and high == pytest.approx(0.7634, abs=1e-4)
-    assert wilson(10, 10)[1] == 1.0 and wilson(0, 10)[0] == 0.0
+    assert wilson_interval(1.0, 10)[1] == 1.0 and wilson_interval(0.0, 10)[0] == 0.0
+    assert wilson_interval(1.0, 5)[0] == pytest.approx(0.566, abs=1e-3)  # 5 tasks all solved
+
+
+def test_bootstrap_pass_at_k_with_no_task_of_k_samples_is_unknown():
+    mean, low, high = bootstrap_pass_at_k([(1, 1), (1, 0)], k=2)
+    assert math.isnan(mean) and (low, high) == (0.0, 1.0)
