@@ -41,10 +41,10 @@ def subset(tasks: list[SweTask], per_repo: int) -> list[SweTask]:
 def timed_episode(env: gym.Env, policy: OraclePolicy, task: SweTask) -> tuple[int, int]:
     """(reset ns, whole episode ns) of one oracle episode; stops the run if it is not resolved."""
     start = time.perf_counter_ns()
-    obs, _ = env.reset(seed=0, options={"task_id": task.id, "policy": {"name": "oracle"}})
+    obs, info = env.reset(seed=0, options={"task_id": task.id, "policy": {"name": "oracle"}})
     reset_ns = time.perf_counter_ns() - start
     while True:
-        obs, reward, terminated, truncated, info = env.step(policy(obs, env.unwrapped.current_task))
+        obs, reward, terminated, truncated, info = env.step(policy(obs, info["task"]))
         if terminated or truncated:
             break
     if reward != 1.0:

@@ -39,10 +39,10 @@ def build_images() -> float:
 
 def episode(env: gym.Env, policy: OraclePolicy, task_id: str, samples: dict[str, list[int]]) -> None:
     start = time.perf_counter_ns()
-    obs, _ = env.reset(seed=0, options={"task_id": task_id, "policy": {"name": "oracle"}})
+    obs, info = env.reset(seed=0, options={"task_id": task_id, "policy": {"name": "oracle"}})
     samples["reset"].append(time.perf_counter_ns() - start)
     while True:
-        reply = policy(obs, env.unwrapped.current_task)
+        reply = policy(obs, info["task"])
         before = time.perf_counter_ns()
         obs, reward, terminated, truncated, info = env.step(reply)
         if terminated or truncated:

@@ -89,14 +89,11 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
     def task_ids(self) -> list[str]:
         return [t.id for t in self.tasks]
 
-    @property
-    def current_task(self) -> Any:
-        """The task of the running episode (oracle policies read its reference solution)."""
-        return self._episode.task if self._episode else None
-
     # --- Gymnasium API (sync facade over the async core) -----------------------------------------------
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode. `options`: `task_id` picks the task (else the seed does); `policy` names who answers
+        (a `polar.trace.Named` or its dict), recorded in the trace. `info["task"]` is the task, for oracles."""
         return runtime.run(self._areset(seed, options))
 
     def step(self, action: ModelReply | dict | str):
@@ -139,7 +136,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             task=task,
             episode_id=str(uuid.UUID(bytes=self.np_random.bytes(16), version=4)),
             seed=seed,
-            policy=Named(**policy) if isinstance(policy, dict) else None,
+            policy=Named.model_validate(policy) if policy is not None else None,
             started_at=_now(),
             deadline=time.monotonic() + self.time_limit_s,
         )
@@ -262,7 +259,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
     def _info(self) -> dict[str, Any]:
         ep = self._episode
         assert ep is not None
-        return {"task_id": ep.task.id, "episode_id": ep.episode_id, "turn": len(ep.turns)}
+        return {"task_id": ep.task.id, "task": ep.task, "episode_id": ep.episode_id, "turn": len(ep.turns)}
 
 
 async def _wait(coro, timeout: float):

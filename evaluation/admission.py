@@ -97,8 +97,7 @@ async def admit_played(env_id: str, suite: str, sandbox: str, jobs: int, ids: li
                 verdict = Verdict(queue.get_nowait())
                 for label, (policy, want) in policies.items():
                     try:
-                        trace: Trace | str = await play_episode(env, policy, seed=0,
-                                                                options={"task_id": verdict.task_id})
+                        trace: Trace | str = await play_episode(env, policy, seed=0, task_id=verdict.task_id)
                     except PolarError as e:  # a task that cannot even start (a docker-only task run locally)
                         trace = f"{type(e).__name__}: {e}"
                     if (why := _outcome(trace, want)) is not None:

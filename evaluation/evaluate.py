@@ -158,7 +158,6 @@ async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None) -> 
     queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
     for item in run.todo():
         queue.put_nowait(item)
-    policy_info = {"name": policy.name, "model": getattr(policy, "model", None)}
 
     async def worker() -> None:
         env: gym.Env = make_env()
@@ -166,7 +165,7 @@ async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None) -> 
             while not queue.empty():
                 task_id, sample = queue.get_nowait()
                 seed = episode_seed(run.settings.seed, task_id, sample)
-                trace = await play_episode(env, policy, seed=seed, options={"task_id": task_id, "policy": policy_info})
+                trace = await play_episode(env, policy, seed=seed, task_id=task_id)
                 run.record(task_id, sample, trace)
                 if progress is not None:
                     progress(trace)

@@ -74,7 +74,7 @@ class OraclePolicy:
 
     def __call__(self, request: ModelRequest, task: Task | None = None) -> ModelReply:
         if task is None:
-            raise ValueError("the oracle policy needs the task: call it as policy(request, env.unwrapped.current_task)")
+            raise ValueError("the oracle policy needs the task: call it as policy(request, info['task'])")
         steps = task.reference_solution()
         if steps and isinstance(steps[0], CallTool) and steps[0].target:  # a target needs a snapshot to resolve
             steps = [CallTool("snapshot"), *steps]

@@ -1,5 +1,5 @@
-"""Run episodes of one env with one policy and write their traces: the loops behind `polar run` (sync) and
-`polar eval` and `polar tasks admit` (asyncio, many at once)."""
+"""The one episode loop (`play_episode`, asyncio, with the sync facade `run_episode`) behind `polar run`,
+`polar eval`, `polar tasks admit` and the benchmarks, and `run_episodes`, the loop of `polar run`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from polar.trace import Trace, append_jsonl, read_jsonl, write_parquet
+from polar import runtime
+from polar.envs.recording import RecordTraces
+from polar.protocols import Policy
+from polar.trace import Named, Trace, read_jsonl, write_parquet
 
 
 def task_order(task_ids: list[str], episodes: int, seed: int) -> list[str]:
@@ -20,39 +23,36 @@ def task_order(task_ids: list[str], episodes: int, seed: int) -> list[str]:
     return [order[i % len(order)] for i in range(episodes)]
 
 
-def run_episode(env: gym.Env, policy: Callable, *, seed: int, task_id: str | None = None) -> Trace:
-    """One episode from reset to the final step; returns its trace."""
-    options: dict[str, Any] = {"policy": {"name": policy.name, "model": getattr(policy, "model", None)}}
+async def play_episode(env: gym.Env, policy: Policy, *, seed: int, task_id: str | None = None) -> Trace:
+    """One episode from reset to the final step through the env's asyncio API (`areset`/`astep`, of a
+    `RecordTraces` wrapper when given one, else of the polar env inside); the policy gets the task from `info` and
+    runs on a worker thread, so many episodes can run at once in one loop. Returns its trace."""
+    api = env if isinstance(env, RecordTraces) else env.unwrapped
+    options: dict[str, Any] = {"policy": Named(name=policy.name, model=getattr(policy, "model", None))}
     if task_id is not None:
         options["task_id"] = task_id
-    obs, info = env.reset(seed=seed, options=options)
+    obs, info = await api.areset(seed=seed, options=options)
     while True:
-        reply = policy(obs, env.unwrapped.current_task)
-        obs, _, terminated, truncated, info = env.step(reply)
+        reply = await asyncio.to_thread(policy, obs, info["task"])
+        obs, _, terminated, truncated, info = await api.astep(reply)
         if terminated or truncated:
             return info["trace"]
 
 
-async def play_episode(env: gym.Env, policy: Callable, *, seed: int, options: dict[str, Any]) -> Trace:
-    """One episode through the env's asyncio API (`areset`/`astep`); the policy runs on a worker thread, so many
-    episodes can run at once in one loop. Returns its trace."""
-    obs, _ = await env.unwrapped.areset(seed=seed, options=options)
-    while True:
-        reply = await asyncio.to_thread(policy, obs, env.unwrapped.current_task)
-        obs, _, terminated, truncated, info = await env.unwrapped.astep(reply)
-        if terminated or truncated:
-            return info["trace"]
+def run_episode(env: gym.Env, policy: Policy, *, seed: int, task_id: str | None = None) -> Trace:
+    """`play_episode` for sync callers."""
+    return runtime.run(play_episode(env, policy, seed=seed, task_id=task_id))
 
 
-def run_episodes(env: gym.Env, policy: Callable, *, episodes: int, seed: int = 0, out: Path | None = None,
+def run_episodes(env: gym.Env, policy: Policy, *, episodes: int, seed: int = 0, out: Path | None = None,
                  on_episode: Callable[[Trace], None] | None = None) -> list[Trace]:
-    """Run `episodes` episodes over a seeded task order; append each trace to `out/traces.jsonl` as it ends."""
+    """Run `episodes` episodes over a seeded task order; each trace goes to `out/traces.jsonl` as it ends."""
+    if out is not None:
+        env = RecordTraces(env, out / "traces.jsonl")
     traces = []
     for i, task_id in enumerate(task_order(env.unwrapped.task_ids, episodes, seed)):
         trace = run_episode(env, policy, seed=seed + i, task_id=task_id)
         traces.append(trace)
-        if out is not None:
-            append_jsonl(out / "traces.jsonl", [trace])
         if on_episode:
             on_episode(trace)
     if out is not None:

@@ -7,6 +7,7 @@ The JSON Schema shipped beside this file (`trace.schema.json`) is generated from
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -84,11 +85,13 @@ def load_schema() -> dict[str, Any]:
 
 
 def append_jsonl(path: Path, traces: Iterable[Trace]) -> None:
+    """Append one line per trace and fsync it: the one JSONL writer, so a killed process loses no written trace."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as f:
         for trace in traces:
             f.write(trace.to_json() + "\n")
             f.flush()
+            os.fsync(f.fileno())
 
 
 def read_jsonl(path: Path) -> Iterator[Trace]:

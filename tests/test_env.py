@@ -11,11 +11,12 @@ import jsonschema
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from polar.envs.recording import RecordTraces
 from polar.envs.registration import register_envs
 from polar.errors import TaskFormatError, UnknownNameError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
-from polar.trace import Trace, load_schema
+from polar.trace import Trace, load_schema, read_jsonl
 from polar.types import ModelReply, ToolCall
 
 register_envs()
@@ -138,7 +139,7 @@ def test_many_episodes_at_once_with_areset_and_astep(bwrap):
     async def episode(env, seed):
         obs, info = await env.areset(seed=seed)
         while True:
-            obs, reward, terminated, truncated, info = await env.astep(oracle(obs, env.current_task))
+            obs, reward, terminated, truncated, info = await env.astep(oracle(obs, info["task"]))
             if terminated or truncated:
                 return reward
 
@@ -150,6 +151,23 @@ def test_many_episodes_at_once_with_areset_and_astep(bwrap):
     finally:
         for e in envs:
             e.close()
+
+
+def test_record_traces_writes_each_finished_episode_from_a_users_own_loop(bwrap, tmp_path):
+    env = RecordTraces(gym.make("polar/Code-v0", max_turns=6), tmp_path / "traces.jsonl")
+    oracle = OraclePolicy()
+    try:
+        for seed in (0, 1):
+            obs, info = env.reset(seed=seed)
+            assert not (tmp_path / "traces.jsonl").exists() or seed == 1
+            while True:
+                obs, reward, terminated, truncated, info = env.step(oracle(obs, info["task"]))
+                if terminated or truncated:
+                    break
+    finally:
+        env.close()
+    traces = list(read_jsonl(tmp_path / "traces.jsonl"))
+    assert [t.reward for t in traces] == [1.0, 1.0] and len({t.episode_id for t in traces}) == 2
 
 
 def test_works_under_a_gymnasium_vector_env(bwrap):

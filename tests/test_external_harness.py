@@ -76,7 +76,7 @@ def test_an_external_agent_solves_a_task_through_the_gateway(bwrap):
     env = make(bwrap)
     try:
         obs, info = env.reset(seed=0)
-        task = env.unwrapped.current_task
+        task = info["task"]
         assert obs.api == "openai-chat" and obs.tool_names() == ["shell"] and "submit" in obs.messages[0]["content"]
         (name, text), = task.solution.items()
         obs, *_ = env.step(shell(f"cat > {name} <<'EOF'\n{text}EOF\nls"))

@@ -190,13 +190,13 @@ def test_the_agent_works_in_the_instance_image_on_docker(docker):
     env = gym.make("polar/SWE-v0", sandbox="docker", max_turns=4)
     policy = OraclePolicy()
     try:
-        obs, _ = env.reset(seed=0, options={"task_id": task.id})
+        obs, info = env.reset(seed=0, options={"task_id": task.id})
         (container,) = client.containers.list(filters={"label": f"polar.owner_pid={os.getpid()}"})
         assert container.attrs["Config"]["Image"] == image and image in container.image.tags
         assert all(m["Destination"] != SITE for m in container.attrs["Mounts"])
         terminated = truncated = False
         while not (terminated or truncated):
-            obs, reward, terminated, truncated, info = env.step(policy(obs, env.unwrapped.current_task))
+            obs, reward, terminated, truncated, info = env.step(policy(obs, info["task"]))
     finally:
         env.close()
     trace = info["trace"]

@@ -1,0 +1,43 @@
+"""`RecordTraces`: a Gymnasium wrapper that appends each finished episode's trace to a JSONL file.
+
+Recording is a wrapper, as Gymnasium's `RecordEpisodeStatistics` is, rather than code in each runner: `polar run`,
+`polar eval` and a library user's own loop write traces the same way, through `polar.trace.append_jsonl`, which
+fsyncs each line, so a process killed mid-run loses no finished episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from polar.trace import Trace, append_jsonl
+
+
+class RecordTraces(gym.Wrapper):
+    """Wraps a polar env (or a wrapper around one); the sync and the asyncio API both record."""
+
+    def __init__(self, env: gym.Env, path: str | Path, on_trace: Callable[[Trace], None] | None = None):
+        super().__init__(env)
+        self.path, self.on_trace = Path(path), on_trace
+
+    def step(self, action: Any):
+        result = self.env.step(action)
+        self._record(result[4])
+        return result
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return await self.env.unwrapped.areset(seed=seed, options=options)
+
+    async def astep(self, action: Any):
+        result = await self.env.unwrapped.astep(action)
+        self._record(result[4])
+        return result
+
+    def _record(self, info: dict[str, Any]) -> None:
+        if (trace := info.get("trace")) is not None:
+            append_jsonl(self.path, [trace])
+            if self.on_trace is not None:
+                self.on_trace(trace)
