@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import zlib
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from polar import __version__
 from polar.errors import PolarError
 from polar.evaluation.runner import play_episode
 from polar.evaluation.stats import pass_at_k
-from polar.trace import STATUSES, Trace, write_parquet
+from polar.trace import STATUSES, Trace, append_jsonl, write_parquet
 
 
 @dataclass(frozen=True)
@@ -98,10 +97,7 @@ class EvalRun:
         return [(t, s) for s in range(self.settings.k) for t in self.settings.tasks if (t, s) not in self.done]
 
     def record(self, task_id: str, sample: int, trace: Trace) -> None:
-        with (self.out / "traces.jsonl").open("a", encoding="utf-8") as f:
-            f.write(trace.to_json() + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_jsonl(self.out / "traces.jsonl", [trace])
         self.done[(task_id, sample)] = trace
 
 
