@@ -185,5 +185,20 @@ def suite_hash(tasks: list[Any]) -> str:
     """A content hash of the tasks (statements, files, tests), so results name exactly what they measured."""
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.id):
-        digest.update(json.dumps(asdict(task) if is_dataclass(task) else repr(task), sort_keys=True).encode())
+        record = asdict(task) if is_dataclass(task) else repr(task)
+        digest.update(json.dumps(record, sort_keys=True, default=_content_digest).encode())
     return digest.hexdigest()[:16]
+
+
+def _content_digest(value: Any) -> str:
+    """What a task field holding bytes or a path contributes to the suite hash: its content, never where it lies
+    on this machine, so the same suite hashes the same everywhere."""
+    if isinstance(value, bytes):
+        return hashlib.sha256(value).hexdigest()
+    if isinstance(value, Path):
+        files = sorted(p for p in value.rglob("*") if p.is_file()) if value.is_dir() else [value]
+        inner = hashlib.sha256()
+        for path in filter(Path.is_file, files):
+            inner.update(f"{path.relative_to(value) if value.is_dir() else path.name}\0".encode() + path.read_bytes())
+        return inner.hexdigest()
+    raise TypeError(f"a task field of type {type(value).__name__} cannot be hashed into the suite hash")

@@ -81,3 +81,19 @@ def test_a_policy_endpoint_that_is_down_fails_fast_with_its_url(tmp_path, capsys
     assert code == 2 and time.monotonic() - started < 15
     assert "http://127.0.0.1:9/v1" in capsys.readouterr().err
     assert not (tmp_path / "run.json").exists()
+
+
+def test_the_suite_hash_covers_task_files_and_not_where_they_lie(tmp_path):
+    """Terminal tasks hold paths and bytes: the hash is of their content, so a copy elsewhere hashes the same and
+    an edited test does not."""
+    import shutil
+
+    from polar.evaluation.evaluate import suite_hash
+    from polar.tasks.harbor import load_suite
+
+    original = load_suite("terminal-mini")
+    shutil.copytree(original[0].path.parent, tmp_path / "suite")
+    assert suite_hash(load_suite(str(tmp_path / "suite"))) == suite_hash(original)
+    test_sh = tmp_path / "suite" / original[0].id / "tests" / "test.sh"
+    test_sh.write_text(test_sh.read_text() + "\necho edited\n")
+    assert suite_hash(load_suite(str(tmp_path / "suite"))) != suite_hash(original)
