@@ -24,9 +24,10 @@ from polar.envs.registration import load_family
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
-from polar.errors import HarnessError, SandboxError, UnknownNameError
+from polar.errors import HarnessError, SandboxError
 from polar.harnesses import make_harness
 from polar.protocols import EnvFamily, Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
+from polar.tasks import select_tasks
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
@@ -166,10 +167,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
 
     def _pick_task(self, task_id: str | None):
         if task_id is not None:
-            for task in self.tasks:
-                if task.id == task_id:
-                    return task
-            raise UnknownNameError("task id", task_id, self.task_ids)
+            return select_tasks(self.tasks, [task_id])[0]
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
     async def _astep(self, action: ModelReply | dict | str):

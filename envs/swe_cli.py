@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from polar.errors import UnknownNameError
+from polar.tasks import select_tasks
 
 
 def cmd_images_build(args: argparse.Namespace) -> int:
@@ -47,11 +47,7 @@ def admit_swe_suite(tasks: list[Any], suite: str, sandbox: str, jobs: int, wante
     from polar.envs.swe_admission import Admission, admit_all
 
     family = SweFamily()
-    if wanted:
-        known = {t.instance_id for t in tasks}
-        if unknown := sorted(set(wanted) - known):
-            raise UnknownNameError("instance id", unknown[0], sorted(known))
-        tasks = [t for t in tasks if t.instance_id in set(wanted)]
+    tasks = select_tasks(tasks, wanted)
     backend = make_backend(sandbox)
     bar = tqdm(total=len(tasks), unit="instance", dynamic_ncols=True)
     failed = 0

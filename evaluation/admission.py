@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from polar.envs.registration import env_family
 from polar.errors import PolarError, TaskFormatError, UnknownNameError
+from polar.tasks import select_tasks
 
 if TYPE_CHECKING:
     from polar.trace import Trace
@@ -59,14 +60,6 @@ def _outcome(trace: Trace | str, want: float) -> str | None:
     if trace.status != "completed" or trace.reward != want:
         return f"reward {trace.reward:g} ({trace.status}{': ' + trace.error if trace.error else ''})"
     return None
-
-
-def task_ids_of(tasks: list[Any], wanted: list[str] | None = None) -> list[str]:
-    """The tasks' ids, or the `wanted` ones after checking each is among them."""
-    known = [task.id for task in tasks]
-    if wanted and (unknown := sorted(set(wanted) - set(known))):
-        raise UnknownNameError("task id", unknown[0], known)
-    return wanted or known
 
 
 async def admit_played(env_id: str, suite: str, sandbox: str, jobs: int, ids: list[str],
@@ -121,7 +114,7 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
         from polar.envs.swe_cli import admit_swe_suite
 
         return admit_swe_suite(tasks, args.suite, args.sandbox, args.jobs, wanted)
-    ids = task_ids_of(tasks, wanted)
+    ids = [task.id for task in select_tasks(tasks, wanted)]
     bar = tqdm(total=len(ids), unit="task", dynamic_ncols=True, desc=f"{env_id} {args.suite}")
     rejected = 0
 

@@ -92,6 +92,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from polar.envs.registration import ENVS, register_envs
     from polar.evaluation.evaluate import EvalRun, EvalSettings, run_eval, suite_hash, write_outputs
+    from polar.tasks import select_tasks
 
     register_envs()
     if args.env_id not in ENVS:
@@ -105,11 +106,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     probe = make_env(pool=0).unwrapped
     tasks = probe.tasks
     if args.tasks:
-        wanted = args.tasks.split(",")
-        unknown = sorted(set(wanted) - set(probe.task_ids))
-        if unknown:
-            raise UnknownNameError("task id", unknown[0], probe.task_ids)
-        tasks = [t for t in tasks if t.id in wanted]
+        tasks = select_tasks(tasks, args.tasks.split(","))
     outcome = probe.family.reward.outcome
     settings = EvalSettings(
         env_id=args.env_id, harness=args.harness, sandbox=args.sandbox, policy=args.policy,
