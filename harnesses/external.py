@@ -10,7 +10,6 @@ model calls into env steps until it exits.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import os
 import shlex
 import shutil
@@ -19,6 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from polar.cache import cache_dir, locked
 from polar.errors import HarnessError
 from polar.harnesses.gateway.server import Gateway, GatewaySession, PendingCall, shared_gateway
 from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolSet
@@ -35,14 +35,6 @@ BRIDGE_PORT = 4000
 STATE = "/tmp/polar"
 BRIDGE = Path(__file__).with_name("gateway") / "bridge.py"
 EXIT_POLL_S = 0.2
-
-
-def cache_root() -> Path:
-    """Where harnesses are installed: $POLAR_CACHE, else a place the sandboxes' own uids can read."""
-    if "POLAR_CACHE" in os.environ:
-        return Path(os.environ["POLAR_CACHE"]) / "harnesses"
-    # as root, sandboxes run as other uids, which cannot enter /root
-    return Path("/var/cache/polar/harnesses") if os.geteuid() == 0 else Path.home() / ".cache/polar/harnesses"
 
 
 def mcp_url(base_url: str) -> str:
@@ -109,7 +101,7 @@ class ExternalHarness:
 
     @property
     def install_dir(self) -> Path:
-        return cache_root() / f"{self.name}-{self.version}"
+        return cache_dir("harnesses") / f"{self.name}-{self.version}"
 
     @property
     def exe(self) -> str:
@@ -121,8 +113,7 @@ class ExternalHarness:
         if (target / ".installed").exists():
             return target
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-        with open(target.parent / f".{self.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with locked(target.parent / f".{self.name}.lock"):
             if not (target / ".installed").exists():
                 target.mkdir(exist_ok=True)
                 if self.installer == "npm":
