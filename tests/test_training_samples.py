@@ -7,7 +7,6 @@ Skipped when the local extra is not installed, except under CI=true, where missi
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import json
 import os
@@ -251,10 +250,7 @@ def test_trl_rollout_shape(traces, tokenizer) -> None:
 
 
 def _atif():
-    if importlib.util.find_spec("atif") is None:
-        if CI:
-            pytest.fail("the atif package is not installed (pip install -e .[train]) — CI must run this test")
-        pytest.skip("the atif package is not installed (pip install -e .[train])")
+    require_modules("atif")
     import atif
 
     return atif
