@@ -11,6 +11,7 @@ import gymnasium as gym
 import jsonschema
 import pandas as pd
 import pytest
+from conftest import require_modules
 from gymnasium.utils.env_checker import check_env
 
 from polar.envs.registration import register_envs
@@ -62,7 +63,7 @@ def test_jsonl_and_parquet_round_trip(tmp_path):
 
 
 def test_a_local_dataset_in_hugging_face_layout_loads_through_datasets(tmp_path, monkeypatch):
-    pytest.importorskip("datasets")
+    require_modules("datasets")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
