@@ -6,6 +6,8 @@ One directory per task (`tasks/code/<id>/`): `task.toml` (id, title, difficulty,
 
 from __future__ import annotations
 
+import ast
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +17,8 @@ from polar.protocols import SolutionStep, WriteFile
 
 BUNDLED = Path(__file__).with_name("code")
 DIFFICULTIES = ("easy", "medium", "hard")
+MODULE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
+"""A file of the module under test: a plain `name.py` (the tests import it by its stem)."""
 SUITES: dict[str, tuple[str, ...] | None] = {
     "code": None,  # every bundled task
     "code-mini": ("balanced_brackets", "caesar_cipher", "roman_numerals", "run_length_encoding", "word_frequency"),
@@ -71,16 +75,12 @@ def load_task(directory: Path) -> CodeTask:
     if difficulty not in DIFFICULTIES:
         raise TaskFormatError(f"{toml_path}: field 'difficulty' must be one of {DIFFICULTIES}, got {difficulty!r}")
     files = _field(meta, "files", list, toml_path)
-    if not files or not all(isinstance(f, str) and f and "/" not in f for f in files):
-        raise TaskFormatError(f"{toml_path}: field 'files' must be a non-empty list of plain file names")
+    bad = [f for f in files if not isinstance(f, str) or not MODULE_FILE.fullmatch(f)]
+    if not files or bad or len(set(files)) != len(files):
+        raise TaskFormatError(f"{toml_path}: field 'files' must be a non-empty list of distinct module file names "
+                              f"like 'solution.py' (letters, digits, underscores); got {bad or files!r}")
 
-    def read(path: Path) -> str:
-        try:
-            return path.read_text()
-        except FileNotFoundError:
-            raise TaskFormatError(f"{path}: missing (named by field 'files' in {toml_path})") from None
-
-    tests = {p.name: p.read_text() for p in sorted((directory / "tests").glob("test_*.py"))}
+    tests = {p.name: _python(p) for p in sorted((directory / "tests").glob("test_*.py"))}
     if not tests:
         raise TaskFormatError(f"{directory / 'tests'}: no test_*.py files")
     statement_path = directory / "statement.md"
@@ -90,11 +90,33 @@ def load_task(directory: Path) -> CodeTask:
         id=task_id,
         title=title,
         difficulty=difficulty,
-        statement=statement_path.read_text(),
-        stub={f: read(directory / "stub" / f) for f in files},
-        solution={f: read(directory / "solution" / f) for f in files},
+        statement=_text(statement_path),
+        stub={f: _text(directory / "stub" / f, toml_path) for f in files},
+        solution={f: _text(directory / "solution" / f, toml_path) for f in files},
         tests=tests,
     )
+
+
+def _text(path: Path, named_by: Path | None = None) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        where = f" (named by field 'files' in {named_by})" if named_by else ""
+        raise TaskFormatError(f"{path}: missing{where}") from None
+    except UnicodeDecodeError as e:
+        raise TaskFormatError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8") from None
+
+
+def _python(path: Path) -> str:
+    """A hidden test file's source, which must parse: the grader counts its tests and runs it as it is."""
+    source = _text(path)
+    try:
+        ast.parse(source, filename=str(path))
+    except SyntaxError as e:
+        raise TaskFormatError(f"{path}: line {e.lineno}: {e.msg}; fix the test file") from None
+    except ValueError as e:  # a NUL byte
+        raise TaskFormatError(f"{path}: {e}; fix the test file") from None
+    return source
 
 
 def load_suite(suite: str | Path | None = None) -> list[CodeTask]:
