@@ -2,9 +2,10 @@
 
 The local sandbox runs on the host's own read-only system, so the Dockerfile cannot be built there; its
 steps are replayed instead, in order: WORKDIR makes the directory, ENV is exported in the sandbox's shell,
-ARG feeds later steps, COPY and ADD copy files from the build context, RUN runs its command. A RUN that only
-installs Debian packages the host already has installs nothing new, and is skipped. FROM, USER, CMD,
-ENTRYPOINT, EXPOSE, LABEL and the like are skipped: the system underneath is the host's.
+ARG feeds later steps, COPY and ADD copy files from the build context (a source that leads out of it is refused,
+as docker refuses it), RUN runs its command. A RUN that only installs Debian packages the host already has
+installs nothing new, and is skipped. FROM, USER, CMD, ENTRYPOINT, EXPOSE, LABEL and the like are skipped: the
+system underneath is the host's.
 
 A task needs the docker sandbox, and `plan` raises `DockerOnly` saying why, when its Dockerfile installs
 anything else (Debian packages the host lacks, or anything through pip, npm, apk, curl, ...), writes outside
@@ -191,6 +192,7 @@ def _copy(instruction: Instruction, at: str, context: Path, workdir: str, variab
             if not matches or not all(p.exists() for p in matches):
                 raise TaskFormatError(f"{at}: {source} is not in the build context {context}")
             for path in matches:
+                _inside_context(path, context, at)
                 if instruction.keyword == "ADD" and path.is_file() and path.name.endswith(_ARCHIVES):
                     raise DockerOnly(f"{at}: ADD unpacks the archive {path.name}, which the replay does not")
                 if path.is_dir():
@@ -201,6 +203,16 @@ def _copy(instruction: Instruction, at: str, context: Path, workdir: str, variab
                     name = posixpath.join(target, path.name) if into_dir else target
                     _add(tar, path, name, mode)
     return Step(at, "", out.getvalue())
+
+
+def _inside_context(path: Path, context: Path, at: str) -> None:
+    """Refuse a source that is, or whose symlinks lead, outside the build context (`../x`, a link to /etc), as
+    docker does: the replay runs on the host, where such a path would copy the host's own files in. An absolute
+    source is already taken inside the context, as docker takes it."""
+    real, root = path.resolve(), context.resolve()
+    if real != root and root not in real.parents:
+        raise TaskFormatError(f"{at}: {path} leads outside the build context {context} (to {real}); docker "
+                              "refuses that too: copy the file into the task's environment folder")
 
 
 def _add(tar: tarfile.TarFile, path: Path, name: str, mode: int | None) -> None:

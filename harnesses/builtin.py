@@ -16,6 +16,7 @@ import re
 import shlex
 
 from polar import __version__
+from polar.errors import SandboxError
 from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolOutput, ToolSet
 from polar.types import ModelReply, ModelRequest, ToolCall, function_tool
 
@@ -63,6 +64,10 @@ def clip(text: str, limit: int = OBSERVATION_CHARS) -> str:
 
 class _Submitted(Exception):
     pass
+
+
+class _WriteRefused(Exception):
+    """The sandbox refused to write a file the model asked for; the message says why."""
 
 
 class BuiltinRun:
@@ -120,7 +125,7 @@ class BuiltinRun:
                 case "view":
                     return await self._view(_str(args, "path"), args.get("view_range"))
                 case "create":
-                    await self.sandbox.write(_str(args, "path"), _str(args, "file_text"))
+                    await self._write(_str(args, "path"), _str(args, "file_text"))
                     return f"Wrote {args['path']}."
                 case "str_replace":
                     return await self._str_replace(_str(args, "path"), _str(args, "old_str"), _str(args, "new_str"))
@@ -128,6 +133,8 @@ class BuiltinRun:
                     raise _Submitted
         except (ValueError, TypeError) as e:
             return f"Error: {e}"
+        except _WriteRefused as e:
+            return f"Error: {e} (no change was made)"
         except FileNotFoundError as e:
             return f"Error: no such file: {e}"
 
@@ -160,8 +167,17 @@ class BuiltinRun:
         if count != 1:
             problem = "was not found" if count == 0 else f"appears {count} times; add context to make it unique"
             return f"Error: old_str {problem} in {path}. No change was made."
-        await self.sandbox.write(path, text.replace(old, new, 1))
+        await self._write(path, text.replace(old, new, 1))
         return f"Edited {path}."
+
+    async def _write(self, path: str, text: str) -> None:
+        """Write a file for the model. A write the sandbox refuses (a read-only path, a directory, a full disk) is
+        the model's mistake to see and fix, not the end of the episode; a sandbox that is really gone fails the
+        next command too, and that one ends the episode."""
+        try:
+            await self.sandbox.write(path, text)
+        except SandboxError as e:
+            raise _WriteRefused(str(e)) from e
 
     async def stop(self) -> None:
         """Nothing to stop: the tools ran in the sandbox, which the env stops."""

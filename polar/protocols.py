@@ -46,6 +46,15 @@ class SandboxSpec:
     writable_dirs: tuple[str, ...] = ()
     """Absolute paths outside the workdir that commands may write (a Harbor task's `/tests`, `/logs`). The local
     backend binds a fresh empty directory at each; a container's own file system is writable already."""
+    disk_mb: int | None = 8192
+    """Cap on what the sandbox may write (local: its workspace, /tmp, HOME and writable dirs; docker: the
+    container's writable layer): past it a write fails with EDQUOT and the host keeps its space. 8 GiB holds a
+    SWE-bench repository with its build and test artefacts several times over. None for no cap; where the
+    machine cannot cap (see `polar.envs.sandbox.disk`), polar warns once and runs uncapped."""
+    cpus: float | None = 1.0
+    """CPU time the sandbox's processes may use together, in CPUs (cgroup CPU bandwidth). One CPU, what Harbor
+    tasks declare by default: an episode gets no more compute on a big node than on a small one, and a busy loop
+    cannot starve the episodes beside it; a task that builds in parallel asks for more. None for no cap."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,16 @@ class Sandbox(Protocol):
     async def write(self, path: str, data: bytes | str) -> None: ...
 
     async def read(self, path: str) -> bytes: ...
+
+    async def mark_processes(self) -> None:
+        """Remember the processes running now: the task's services, started by its setup, which
+        `reset_processes` keeps. The env calls it right after the family's setup, before the agent starts."""
+
+    async def reset_processes(self) -> None:
+        """Kill every process started since the mark, the shell that ran `exec` included, until none is left (a
+        fork bomb too), then open a new shell from outside the sandbox with the spec's clean environment. Files
+        stay. The env calls it after the harness stopped and before grading, so nothing the agent started runs
+        while it is graded. `SandboxError` when the backend cannot do that soundly, saying why."""
 
     async def stop(self) -> None:
         """Kill every process of the sandbox and remove its workspace. Safe to call twice."""

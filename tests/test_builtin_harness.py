@@ -2,10 +2,16 @@
 
 import asyncio
 import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
 
 from polar.envs.sandbox import make_backend
+from polar.envs.sandbox.images import build_base_image
 from polar.harnesses.builtin import BuiltinHarness
-from polar.protocols import HarnessExit, SandboxSpec
+from polar.protocols import HarnessExit, Mount, SandboxSpec
 from polar.types import ModelReply, ToolCall
 
 
@@ -21,8 +27,8 @@ def call(name, **args):
     return ModelReply(tool_calls=[ToolCall(name=name, arguments=json.dumps(args))])
 
 
-async def drive(replies):
-    sandbox = await make_backend("local").start(SandboxSpec())
+async def drive(replies, backend="local", spec=None):
+    sandbox = await make_backend(backend).start(spec or SandboxSpec())
     try:
         run = await BuiltinHarness().launch(_Task(), sandbox)
         first = await run.advance(None)
@@ -75,3 +81,39 @@ def test_submit_tool_ends_after_earlier_calls_in_the_same_reply(bwrap):
                                    ToolCall(name="submit")])
     outs = asyncio.run(drive([reply]))
     assert isinstance(outs[0], HarnessExit)
+
+
+@pytest.fixture(params=["local", "docker"])
+def backend(request):
+    if request.param == "local":
+        request.getfixturevalue("bwrap")
+    else:
+        request.getfixturevalue("docker")
+        build_base_image()
+    return request.param
+
+
+@pytest.fixture
+def readable_dir():
+    """A host folder any sandbox uid may read (pytest's tmp_path is root's own)."""
+    path = Path(tempfile.mkdtemp(prefix="polar-ro-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+def test_a_write_the_sandbox_refuses_is_an_error_for_the_model_not_the_end(backend, readable_dir):
+    (readable_dir / "in.txt").write_text("old\n")
+    spec = SandboxSpec(mounts=(Mount(str(readable_dir), "/ro"),))
+    outs = asyncio.run(drive([
+        call("create", path="notes.txt", file_text="kept\n"),
+        call("create", path="/ro/new.txt", file_text="x"),
+        call("str_replace", path="/ro/in.txt", old_str="old", new_str="new"),
+        call("bash", command="mkdir adir"),
+        call("create", path="adir", file_text="x"),
+        call("bash", command="cat notes.txt /ro/in.txt"),
+    ], backend, spec))
+    assert "Read-only file system" in outs[1] and "Read-only file system" in outs[2], outs
+    assert "Is a directory" in outs[4] and all("no change was made" in outs[i] for i in (1, 2, 4))
+    assert outs[5] == "exit code: 0\nkept\nold\n"  # the episode went on, and nothing done before was lost
+    assert (readable_dir / "in.txt").read_text() == "old\n" and not (readable_dir / "new.txt").exists()

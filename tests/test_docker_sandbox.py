@@ -10,10 +10,12 @@ import time
 
 import gymnasium as gym
 import pytest
+from conftest import require_modules
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.docker import owner_labels
+from polar.envs.sandbox.dockerfile import image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image, debian_mirror
 from polar.errors import SandboxError
 from polar.evaluation.policies import OraclePolicy
@@ -101,7 +103,8 @@ def test_timeout_kills_the_command_tree_inside_the_container(image):
         r = await s.exec("while :; do :; done", timeout=1)
         assert r.timed_out and "restarted" in r.output
         assert (await s.exec("echo back")).output.endswith("back\n")
-        assert (await s.exec("ps -eo args | grep -c '^bash .*__polar_nonce'")).output == "1\n"
+        # one driver is left: `docker exec` gives it parent pid 0 (a forked pipeline child has the driver's)
+        assert (await s.exec("ps -eo ppid=,args= | grep -c '^ *0 .*__polar_nonce'")).output == "1\n"
     run(with_sandbox(body))
 
 
@@ -213,13 +216,27 @@ def test_claude_code_runs_as_root_in_a_container_on_the_web_env(image, node, chr
     assert (trace.status, trace.reward, trace.sandbox) == ("completed", 1.0, "docker"), trace.error
 
 
+@pytest.mark.parametrize("copy", ["COPY ../secret.txt /x", "COPY link /x", "COPY linkdir/ /x/"])
+def test_a_dockerfile_copies_nothing_from_outside_its_build_context(image, tmp_path, copy):
+    import docker
+
+    context = tmp_path / "environment"
+    context.mkdir()
+    (tmp_path / "secret.txt").write_text("the host's")
+    (context / "link").symlink_to(tmp_path / "secret.txt")
+    (context / "linkdir").symlink_to(tmp_path)
+    (context / "Dockerfile").write_text(f"FROM {image}\n{copy}\n")
+    with pytest.raises(SandboxError, match="outside the build context|not found in build context"):
+        image_for_dockerfile(docker.from_env(), str(context / "Dockerfile"))
+
+
 def test_missing_image_is_an_error_not_a_pull(image):
     with pytest.raises(SandboxError, match="not in the Docker engine"):
         run(make_backend("docker").start(SandboxSpec(image="polar/no-such-image:0")))
 
 
 def test_no_engine_says_how_to_start_one(monkeypatch):
-    pytest.importorskip("docker")
+    require_modules("docker")
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxError, match="scripts/docker.sh"):
         make_backend("docker")

@@ -1,23 +1,32 @@
-"""The local (bubblewrap) sandbox, for real: commands, limits, and what it must contain."""
+"""The local (bubblewrap) sandbox, for real: commands, limits, and what it must contain; and the contract every
+sandbox keeps (limits, bad input), run over the local and the docker backend."""
 
 import asyncio
+import io
 import os
+import shutil
 import socket
+import tarfile
 import time
 
 import pytest
+from conftest import CI
 
+from polar.envs.dockerfile_replay import plan
 from polar.envs.sandbox import make_backend
-from polar.errors import SandboxError, UnknownNameError
+from polar.envs.sandbox.disk import volume
+from polar.envs.sandbox.images import build_base_image
+from polar.errors import SandboxError, TaskFormatError, UnknownNameError
 from polar.protocols import SandboxSpec
+from polar.tasks.harbor import load_task
 
 
 def run(coro):
     return asyncio.run(coro)
 
 
-async def with_sandbox(fn, spec=None):
-    sandbox = await make_backend("local").start(spec or SandboxSpec())
+async def with_sandbox(fn, spec=None, backend="local"):
+    sandbox = await make_backend(backend).start(spec or SandboxSpec())
     try:
         return await fn(sandbox)
     finally:
@@ -173,3 +182,125 @@ def test_process_backend_warns_that_it_is_unisolated():
         finally:
             await s.stop()
     run(body())
+
+
+# --- the contract of every backend: limits, and bad input that must neither hang nor kill the shell ----------
+
+
+@pytest.fixture(params=["local", "docker"])
+def backend(request):
+    if request.param == "local":
+        request.getfixturevalue("bwrap")
+    else:
+        request.getfixturevalue("docker")
+        build_base_image()
+    return request.param
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        if CI:
+            pytest.fail(message + " — CI must run this test for real")
+        pytest.skip(message)
+
+
+@pytest.fixture
+def capped(backend):
+    """The backend, on a machine that can cap a sandbox's disk use."""
+    if backend == "local":
+        _require(volume() is not None, "no disk cap here: polar needs root, Linux 6.7+ and btrfs-progs")
+    else:
+        driver = make_backend("docker").driver
+        _require(driver == "btrfs", f"the Docker engine stores containers on {driver}: run `bash scripts/docker.sh`")
+    return backend
+
+
+NESTED_SUBVOLUME = ("python3 -c 'import fcntl, os, struct; fcntl.ioctl(os.open(\".\", os.O_RDONLY), 0x5000940E, "
+                    "bytearray(struct.pack(\"q4088s\", 0, b\"nest\")))'")
+"""`btrfs subvolume create nest` without btrfs-progs: a subvolume has a quota group of its own, unless it joins its
+parent's, as polar's simple quotas make it."""
+
+
+def test_the_disk_cap_fails_writes_past_it_and_spares_the_hosts_disk(capped):
+    async def body(s):
+        free = shutil.disk_usage("/").free
+        r = await s.exec("head -c 100M /dev/zero > big; echo rc=$?; head -c 1G /dev/zero > /tmp/big; echo rc=$?")
+        assert r.output.count("Disk quota exceeded") == 2 and "rc=0" not in r.output, r.output
+        assert free - shutil.disk_usage("/").free < 256 << 20  # the 64 MB cap, not 1.1 GB, reached the host's disk
+        # usable up to the cap, wherever the sandbox writes
+        r = await s.exec("rm -f big /tmp/big && head -c 24M /dev/zero > a && head -c 12M /dev/zero > /tmp/b && "
+                         "head -c 12M /dev/zero > ~/c && echo rc=$?")
+        assert r.output == "rc=0\n", r.output
+        # a nested subvolume counts against the same cap
+        r = await s.exec(f"rm a && {NESTED_SUBVOLUME} && head -c 100M /dev/zero > nest/big; echo rc=$?")
+        assert "Disk quota exceeded" in r.output and r.output.endswith("rc=1\n"), r.output
+    run(with_sandbox(body, SandboxSpec(disk_mb=64), capped))
+
+
+def test_a_half_cpu_sandbox_gets_about_half_a_cpu(backend):
+    if backend == "local" and os.geteuid() != 0:
+        pytest.skip("the local sandbox gets a cgroup, which caps its CPU, when polar runs as root")
+    busy = "python3 -c 'import os, time\nt = time.time()\nwhile time.time() - t < 3: pass\nprint(sum(os.times()[:2]))'"
+
+    async def body(s):
+        cpu_s = float((await s.exec(busy, timeout=30)).output)
+        assert 0.2 < cpu_s / 3 < 0.7, f"{cpu_s:.2f} s of CPU in 3 s"  # uncapped, it would be about 1.0
+    run(with_sandbox(body, SandboxSpec(cpus=0.5), backend))
+
+
+def test_a_timeout_kills_what_the_command_started_wherever_it_went(backend):
+    """A double-forked sleeper belongs to the sandbox's init, not to the shell; a fork bomb forks while it is killed."""
+    async def body(s):
+        await s.exec("sleep 300 >/dev/null 2>&1 &")
+        await asyncio.sleep(0.05)
+        command = ("(setsid sleep 1001 >/dev/null 2>&1 &); (sleep 1002 >/dev/null 2>&1 &); "
+                   "bomb() { bomb | bomb & }; bomb; sleep 100")
+        r = await s.exec(command, timeout=2)
+        assert r.timed_out and "restarted" not in r.output
+        ps = (await s.exec("ps -eo comm=,args=")).output.splitlines()
+        assert not any("sleep 100" in line for line in ps), ps
+        assert sum(line.startswith("bash ") for line in ps) == 1, ps  # the driver; no bomb is left
+        assert any("sleep 300" in line for line in ps), ps  # what ran before the command lives on
+    run(with_sandbox(body, SandboxSpec(max_processes=64), backend))
+
+
+@pytest.mark.parametrize("command, note", [
+    ("echo a\0b", "NUL byte"),
+    ("exec 1>&-", "closed or redirected"),
+    ("exec 2>&-; echo still here", "closed or redirected"),
+    ("exec >/dev/null; echo hidden", "closed or redirected"),
+    ("exec 1>&- 2>&-", "closed or redirected"),
+])
+def test_a_bad_command_returns_at_once_and_the_shell_lives_on(backend, command, note):
+    async def body(s):
+        await s.exec("cd /tmp && export X=kept")
+        started = time.monotonic()
+        r = await s.exec(command, timeout=60)
+        assert time.monotonic() - started < 5 and not r.timed_out and note in r.output, r.output
+        assert "hidden" not in r.output
+        assert (await s.exec("echo $X from $(pwd)")).output == "kept from /tmp\n"
+    run(with_sandbox(body, backend=backend))
+
+
+# --- the Dockerfile's COPY in the local sandbox: only from the build context, as docker ------------------------
+
+
+@pytest.mark.parametrize("copy", ["COPY ../secret.txt /app/", "COPY ../* /app/", "ADD link /app/x",
+                                  "COPY linkdir/ /app/d/"])
+def test_the_replay_refuses_to_copy_from_outside_the_build_context(tmp_path, copy):
+    task = tmp_path / "t"
+    for rel, text in {"instruction.md": "Do it.\n", "task.toml": 'version = "1.0"\n', "tests/test.sh": "true\n",
+                      "environment/Dockerfile": f"FROM polar/base:bookworm\nWORKDIR /app\n{copy}\n",
+                      "environment/ok.txt": "fine\n", "secret.txt": "the host's\n"}.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+    (task / "environment" / "link").symlink_to(task / "secret.txt")
+    (task / "environment" / "linkdir").symlink_to(tmp_path)
+    (task / "environment" / "inside").symlink_to("ok.txt")
+    loaded = load_task(task)
+    with pytest.raises(TaskFormatError, match="outside the build context"):
+        plan(loaded, ())
+    # a link that stays inside the context copies, and so does an absolute source, which docker also reads there
+    loaded.dockerfile.write_text("FROM polar/base:bookworm\nWORKDIR /app\nCOPY inside /ok.txt /app/\n")
+    archive = next(step.archive for step in plan(load_task(task), ()) if step.archive is not None)
+    assert sorted(tarfile.open(fileobj=io.BytesIO(archive)).getnames()) == ["app/inside", "app/ok.txt"]

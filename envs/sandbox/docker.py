@@ -1,11 +1,14 @@
-"""The docker sandbox: one container per sandbox, with no network, capped memory and process count.
+"""The docker sandbox: one container per sandbox, with no network, capped memory, process count, CPU and disk.
 
 The container runs `sleep infinity` under a tiny init that reaps zombies; commands go through one persistent
 `docker exec -i <id> bash` running the shared driver (`shell.py`), so a round trip is a pipe write, not a new
 exec. The driver's processes belong to the container runtime, not to the `docker exec` client, so the session
-finds them from the driver's host pid: the engine runs on this machine's kernel, and its /proc shows them.
+finds a command's processes as those in the container's cgroup born since it began (a double-forked daemon that
+the container's init adopted included): the engine runs on this machine's kernel, and its /proc shows them.
 Every container is labelled with its owner process; `reap_orphans`, run whenever a backend is made, removes
-those whose owner died without stopping them (a SIGKILL), so nothing outlives polar for long.
+those whose owner died without stopping them (a SIGKILL), so nothing outlives polar for long. A container's
+writable layer is capped (`disk.py`) when dockerd keeps its layers as btrfs subvolumes on polar's volume, as
+`scripts/docker.sh` sets it up.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import os
 import shutil
 import socket
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from polar.envs.sandbox.base import ShellSandbox
+from polar.envs.sandbox.disk import cap_subvolume, lift, release, warn_uncapped
 from polar.envs.sandbox.dockerfile import image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image
 from polar.envs.sandbox.shell import DRIVER, ShellSession, descendants, kill_quietly, proc_stat
@@ -54,31 +59,59 @@ def _remove(client: Any, container_id: str) -> None:
     import docker
 
     with contextlib.suppress(docker.errors.NotFound):
-        client.api.remove_container(container_id, force=True, v=True)
+        try:
+            client.api.remove_container(container_id, force=True, v=True)
+        except docker.errors.APIError:
+            # a layer at its disk cap cannot pay for deleting a subvolume the agent nested in it: the container is
+            # dead by now (`force` killed it first), so lift the cap and remove it again
+            root = Path(client.info()["DockerRootDir"])
+            try:
+                layer = (root / "image/btrfs/layerdb/mounts" / container_id / "mount-id").read_text().strip()
+                lift(root / "btrfs/subvolumes" / layer)
+            except OSError:
+                raise SandboxError(f"could not remove the sandbox container {container_id[:12]}; "
+                                   f"`docker rm -f {container_id[:12]}` says why") from None
+            client.api.remove_container(container_id, force=True, v=True)
+
+
+def _container_pids(container_id: str) -> list[int]:
+    """The host pids of every process in the container (its cgroup), whatever started it."""
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/cgroup") as f:
+                if container_id in f.read():
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
 
 
 def _host_pid(container_id: str, ns_pid: int) -> int | None:
     """The host pid of the container's process `ns_pid` (matched by its cgroup and its pid-namespace pids)."""
-    for name in filter(str.isdigit, os.listdir("/proc")):
+    for pid in _container_pids(container_id):
         try:
-            with open(f"/proc/{name}/cgroup") as f:
-                if container_id not in f.read():
-                    continue
-            with open(f"/proc/{name}/status") as f:
+            with open(f"/proc/{pid}/status") as f:
                 nspid = next((ln.split()[1:] for ln in f if ln.startswith("NSpid:")), [])
         except OSError:
             continue
         if len(nspid) > 1 and nspid[-1] == str(ns_pid):
-            return int(name)
+            return pid
     return None
 
 
+def _container_processes(container_id: str) -> dict[int, int]:
+    """Every process in the container's cgroup, {host pid: start ticks}: what `docker exec` started as much as
+    its init's tree."""
+    return {pid: st[1] for pid in _container_pids(container_id) if (st := proc_stat(pid)) is not None}
+
+
 class ContainerShellSession(ShellSession):
-    """A `ShellSession` whose driver runs in a container: a command's processes are the descendants of the
-    driver's host pid, and killing the shell kills the driver itself (ending the `docker exec` client)."""
+    """A `ShellSession` whose driver runs in a container: a command's processes are the container's processes
+    born since it began, and killing the shell kills the driver itself (ending the `docker exec` client)."""
 
     def __init__(self, argv: Sequence[str], container_id: str, **kwargs: Any):
-        super().__init__(argv, **kwargs)
+        super().__init__(argv, members=lambda: _container_processes(container_id), **kwargs)
         self.container_id = container_id
         self.driver: tuple[int, int] | None = None  # host pid and start time of the driver bash
 
@@ -106,9 +139,12 @@ class ContainerShellSession(ShellSession):
             return None
         return self.driver[0]
 
-    def command_pids(self, since_ticks: int) -> list[int]:
-        pid = self._driver_pid()
-        return [] if pid is None else [p for p, start in descendants(pid).items() if start >= since_ticks]
+    def own_pids(self) -> set[int]:
+        return super().own_pids() | ({self.driver[0]} if self.driver else set())
+
+    def fresh(self) -> ContainerShellSession:
+        return ContainerShellSession(self.argv, self.container_id, env=self.env, cwd=self.cwd,
+                                     output_limit=self.output_limit, default_timeout=self.default_timeout)
 
     async def _kill_shell(self) -> None:
         if (pid := self._driver_pid()) is not None:
@@ -120,15 +156,21 @@ class ContainerShellSession(ShellSession):
 class DockerSandbox(ShellSandbox):
     backend = "docker"
 
-    def __init__(self, spec: SandboxSpec, session: ShellSession, client: Any, container_id: str):
+    def __init__(self, spec: SandboxSpec, session: ShellSession, client: Any, container_id: str,
+                 disk_group: tuple[Path, int] | None = None):
         super().__init__(spec, session)
-        self.client, self.container_id = client, container_id
+        self.client, self.container_id, self.disk_group = client, container_id, disk_group
+
+    def processes(self) -> dict[int, int]:
+        return _container_processes(self.container_id)
 
     async def stop(self) -> None:
         if self.stopped:
             return
         await super().stop()
         await asyncio.to_thread(_remove, self.client, self.container_id)
+        if self.disk_group is not None:
+            release(*self.disk_group)
 
 
 class DockerBackend:
@@ -148,16 +190,33 @@ class DockerBackend:
         except docker.errors.DockerException as e:
             raise SandboxError(f"no Docker engine answers ({e}); {START_ENGINE}") from e
         self.base_image: str | None = None
+        info = self.client.info()
+        self.driver, self.data_root = info.get("Driver", "?"), Path(info.get("DockerRootDir", "/var/lib/docker"))
         reap_orphans(self.client)
 
-    def _create(self, spec: SandboxSpec, image: str) -> str:
+    def _cap_layer(self, container_id: str, disk_mb: int) -> tuple[Path, int] | None:
+        """Cap the container's writable layer, one of dockerd's btrfs subvolumes, before anything runs in it."""
+        if self.driver != "btrfs":
+            warn_uncapped(f"the Docker engine keeps containers on {self.driver}, not btrfs; `bash scripts/docker.sh` "
+                          "restarts it with its data on polar's volume")
+            return None
+        try:
+            mounts = self.data_root / "image" / "btrfs" / "layerdb" / "mounts"
+            layer = (mounts / container_id / "mount-id").read_text().strip()
+            return self.data_root, cap_subvolume(self.data_root / "btrfs" / "subvolumes" / layer, disk_mb << 20)
+        except OSError as e:
+            warn_uncapped(f"cannot cap the Docker engine's btrfs layers in {self.data_root} ({e})")
+            return None
+
+    def _create(self, spec: SandboxSpec, image: str) -> tuple[str, tuple[Path, int] | None]:
         import docker
 
         memory = {"mem_limit": f"{spec.memory_mb}m", "memswap_limit": f"{spec.memory_mb}m"} if spec.memory_mb else {}
+        cpus = {"nano_cpus": round(spec.cpus * 1e9)} if spec.cpus else {}
         try:
             container = self.client.containers.create(  # `create`, unlike `run`, never pulls from a registry
                 image, ["sleep", "infinity"], init=True, network_mode="none", pids_limit=spec.max_processes,
-                working_dir=spec.workdir, hostname="polar", labels=owner_labels(), **memory,
+                working_dir=spec.workdir, hostname="polar", labels=owner_labels(), **memory, **cpus,
                 environment={"LANG": "C.UTF-8", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat", **spec.env},
                 volumes={m.host_path: {"bind": m.sandbox_path, "mode": "ro" if m.read_only else "rw"}
                          for m in spec.mounts},
@@ -166,12 +225,15 @@ class DockerBackend:
             raise SandboxError(f"image {image!r} is not in the Docker engine; build or load it first") from e
         except docker.errors.APIError as e:
             raise SandboxError(f"could not create the sandbox container: {e}") from e
+        disk_group = self._cap_layer(container.id, spec.disk_mb) if spec.disk_mb else None
         try:
             container.start()
         except docker.errors.APIError as e:
             _remove(self.client, container.id)
+            if disk_group is not None:
+                release(*disk_group)
             raise SandboxError(f"could not start the sandbox container: {e}") from e
-        return container.id
+        return container.id, disk_group
 
     async def start(self, spec: SandboxSpec) -> DockerSandbox:
         if spec.dockerfile is not None:
@@ -180,8 +242,9 @@ class DockerBackend:
             image = self.base_image = await asyncio.to_thread(build_base_image)
         else:
             image = spec.image or self.base_image
-        container_id = await asyncio.to_thread(self._create, spec, image)
-        argv = [self.cli, "exec", "-i", container_id, "bash", "--noprofile", "--norc", "-c", DRIVER]
+        container_id, disk_group = await asyncio.to_thread(self._create, spec, image)
+        # an absolute path: a `bash` the agent puts earlier on the container's PATH never becomes a later shell
+        argv = [self.cli, "exec", "-i", container_id, "/bin/bash", "--noprofile", "--norc", "-c", DRIVER]
         # the container's cgroup caps memory and processes, so the driver needs no rlimits of its own
         session = ContainerShellSession(argv, container_id, output_limit=spec.output_limit_bytes,
                                         default_timeout=spec.command_timeout_s)
@@ -190,5 +253,9 @@ class DockerBackend:
         except BaseException:
             await session.close()
             await asyncio.to_thread(_remove, self.client, container_id)
+            if disk_group is not None:
+                release(*disk_group)
             raise
-        return DockerSandbox(spec, session, self.client, container_id)
+        sandbox = DockerSandbox(spec, session, self.client, container_id, disk_group)
+        await sandbox.mark_processes()
+        return sandbox

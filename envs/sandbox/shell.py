@@ -17,7 +17,7 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from polar.errors import SandboxError
 from polar.protocols import ExecResult
@@ -25,12 +25,18 @@ from polar.protocols import ExecResult
 DRIVER = r"""
 while IFS=' ' read -r __polar_nonce __polar_len; do
   LC_ALL=C IFS= read -r -N "$__polar_len" __polar_cmd
-  eval "$__polar_cmd" </dev/null 2>&1
-  printf '\036%s %d\n' "$__polar_nonce" "$?"
+  __polar_moved=
+  { eval "$__polar_cmd"; __polar_rc=$?; [ /dev/fd/1 -ef /dev/fd/2 ] || __polar_moved=1; } </dev/null 9>&1 1>&9 9>&- 2>&1
+  [ -z "$__polar_moved" ] || printf '\n[polar: the command closed or redirected its stdout or stderr; both are back]\n'
+  printf '\036%s %d\n' "$__polar_nonce" "$__polar_rc"
 done
 """
+"""The command runs in a group whose stdout and stderr are copies of the driver's (`9>&1 1>&9`, since bash skips a
+bare `1>&1`), which bash puts back when the group ends: a command that closes or redirects them (`exec 1>&-`,
+`exec >/dev/null`) loses its own output, not the driver's, so the end marker still arrives."""
 
 _GRACE_S = 3.0
+_SWEEPS = 200
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -77,19 +83,52 @@ def boot_ticks() -> int:
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _CLOCK_TICKS)
 
 
-def kill_quietly(pid: int) -> None:
+def kill_quietly(pid: int, sig: int = signal.SIGKILL) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
+        os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _state(pid: int) -> bytes:
+    """The process's state letter (`R`, `S`, `T` stopped, `Z` a zombie, ...); `X` once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return b"X"
+
+
+async def kill_processes(processes: Callable[[], dict[int, int]], keep: frozenset[tuple[int, int]],
+                         wait_s: float = 10.0) -> None:
+    """Kill every process `processes()` lists ({pid: start ticks}) that is not in `keep`, until none is left.
+    Each is stopped first (SIGSTOP cannot be caught) and all are killed only once a scan finds every one stopped,
+    so a fork bomb cannot outrun the sweep and a stopped process cannot be woken by one still running."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        states = {pid: _state(pid) for pid, start in processes().items() if (pid, start) not in keep}
+        victims = [pid for pid, state in states.items() if state not in (b"Z", b"X")]
+        if not victims:
+            return
+        if time.monotonic() > deadline:
+            raise SandboxError(f"processes {victims[:20]} of the sandbox survived SIGKILL for {wait_s:g}s")
+        running = [pid for pid in victims if states[pid] not in (b"T", b"t")]
+        for pid in running:
+            kill_quietly(pid, signal.SIGSTOP)
+        if not running:
+            for pid in victims:
+                kill_quietly(pid)
+        await asyncio.sleep(0.005 if running else 0.02)
 
 
 class ShellSession:
     """Runs commands one at a time through the driver started by `argv`."""
 
     def __init__(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-                 output_limit: int = 1 << 20, default_timeout: float = 120.0):
+                 output_limit: int = 1 << 20, default_timeout: float = 120.0,
+                 members: Callable[[], dict[int, int]] | None = None):
         self.argv, self.env, self.cwd = list(argv), env, cwd
+        self.members = members  # every process of the sandbox, {pid: start ticks}, where the sandbox can list them
         self.output_limit, self.default_timeout = output_limit, default_timeout
         self.proc: asyncio.subprocess.Process | None = None
         self.restarts = 0
@@ -116,6 +155,9 @@ class ShellSession:
     async def run(self, command: str, timeout: float | None = None, output_limit: int | None = None) -> ExecResult:
         """Run one command. If the caller is cancelled, the command is killed and the protocol read to its
         end in the background, so the next command starts cleanly."""
+        if "\0" in command:  # bash drops NUL bytes, so the driver would wait for bytes that never come
+            return ExecResult("[polar: the command contains a NUL byte, which no shell command can hold; nothing ran. "
+                              "Write binary data with printf escapes or base64 instead]", 2)
         task = asyncio.ensure_future(self._run_locked(command, timeout, output_limit))
         try:
             return await asyncio.shield(task)
@@ -213,15 +255,23 @@ class ShellSession:
         return ExecResult(text, code, timed_out, truncated, time.monotonic() - started)
 
     def command_pids(self, since_ticks: int) -> list[int]:
-        """Processes the current command started: descendants of the driver born after it began."""
+        """Processes the current command started: the sandbox's processes born after it began (a daemon that forked
+        twice has left the driver's tree for the sandbox's init), or without `members` the driver's descendants."""
         if self.proc is None:
             return []
-        found = descendants(self.proc.pid).items()
-        return [pid for pid, start in found if start >= since_ticks and pid not in self._infra]
+        found = self.members() if self.members else descendants(self.proc.pid)
+        own = self.own_pids()
+        return [pid for pid, start in found.items() if start >= since_ticks and pid not in own]
 
     def _stop_command(self, since_ticks: int) -> None:
-        for pid in self.command_pids(since_ticks):
-            kill_quietly(pid)
+        """Kill what the command started; a fork bomb forks while it is swept, so sweep again while new ones appear."""
+        killed: set[int] = set()
+        for _ in range(_SWEEPS):
+            if not (found := set(self.command_pids(since_ticks)) - killed):
+                return
+            for pid in found:
+                kill_quietly(pid)
+            killed |= found
 
     async def _kill_shell(self) -> None:
         """Kill what runs under the shell's wrapper, let the wrapper reap it and exit, then kill it too."""
@@ -235,6 +285,24 @@ class ShellSession:
             except TimeoutError:
                 kill_quietly(self.proc.pid)
                 await self.proc.wait()
+
+    def own_pids(self) -> set[int]:
+        """The shell's own processes (the driver and any wrapper), never a command's."""
+        return set() if self.proc is None else {self.proc.pid, *self._infra}
+
+    def fresh(self) -> ShellSession:
+        """A new, unstarted session started the same way: a new shell with the spec's clean environment."""
+        return ShellSession(self.argv, env=self.env, cwd=self.cwd, output_limit=self.output_limit,
+                            default_timeout=self.default_timeout, members=self.members)
+
+    async def release(self) -> None:
+        """Let go of a shell whose processes the sandbox has already killed: close its pipes and reap its client,
+        without touching what it started (the task's services, which the sandbox keeps)."""
+        if self.proc is None:
+            return
+        kill_quietly(self.proc.pid)  # the client outside (nsenter, `docker exec`): the shell inside is dead already
+        await self.proc.wait()
+        self.proc = None
 
     async def close(self) -> None:
         if self.proc is None:
