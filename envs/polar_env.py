@@ -4,7 +4,8 @@ The observation is the model request the harness is waiting on; the action is th
 starts a sandbox, sets up the task and launches the harness until its first model call. `step` answers that
 call and runs until the next one or the harness's exit. `terminated` means the harness finished (or the
 episode broke: see `info["status"]`); `truncated` means a turn, token or wall-clock limit cut it short. The
-verifier grades the sandbox in both cases, and the last step's `info["trace"]` holds the whole episode.
+verifier grades the sandbox in both cases, once the harness stopped and every process the agent started is dead
+(`Sandbox.reset_processes`: grading gets a fresh shell), and the last step's `info["trace"]` holds the whole episode.
 """
 
 from __future__ import annotations
@@ -147,6 +148,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             spec = replace(spec, mounts=spec.mounts + self.harness.sandbox_mounts())
             ep.sandbox = await self.backend.start(spec)
             ep.tools = await self.family.setup(task, ep.sandbox)
+            await ep.sandbox.mark_processes()  # what setup started (the task's services) outlives the agent's
             ep.run = await self.harness.launch(task, ep.sandbox, ep.tools)
         except BaseException:
             await self._finish_quietly()
@@ -212,15 +214,20 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         return ModelRequest(messages=[]), trace.reward, not truncated, truncated, info
 
     async def _finish(self, status: str, error: str | None) -> Trace:
-        """Grade the sandbox (for every status but a broken sandbox), stop everything, build the trace."""
+        """Stop the harness, kill what the agent started, grade the sandbox in a fresh shell (for every status but a
+        broken sandbox), stop everything, build the trace."""
         ep = self._episode
         assert ep is not None and ep.sandbox is not None
         ep.done = True
         grade = Grade(self.family.reward.zeros(), error="the sandbox broke; nothing to grade")
         if status != "sandbox_error":
             try:
+                run, ep.run = ep.run, None
+                if run is not None:
+                    await run.stop()
+                await ep.sandbox.reset_processes()
                 grade = await self.family.grade(ep.task, ep.sandbox, self.backend)
-            except (SandboxError, OSError) as e:
+            except (SandboxError, HarnessError, OSError) as e:
                 grade = Grade(self.family.reward.zeros(), error=f"grading failed: {e}")
         if grade.tampered is not None:
             status, error = "tampered", grade.tampered

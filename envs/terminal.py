@@ -4,12 +4,18 @@ Setup makes the sandbox what the task's Dockerfile describes. In the docker sand
 image built from it (`sandbox/dockerfile.py`: on polar's offline base when the engine lacks the task's own,
 cached by content). In the local sandbox the Dockerfile's steps are replayed on the host's system
 (`dockerfile_replay.py`), and a task that needs more than that (packages the host lacks) runs in docker only.
+A task's own processes (`[metadata.polar] services`) are started last: they are the environment's.
 
-Grading runs in the agent's own sandbox, as Harbor's verifier does, since the outcome may be a running service
-or a process the agent killed as much as a file: `/tests` and `/logs/verifier` are emptied, the pristine
-`tests/` is copied in (the agent never saw it), and `bash /tests/test.sh` runs from the working directory with
-the environment the sandbox had after setup, not whatever the agent exported. Its reward file is read by the
-rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
+Grading runs in the agent's own sandbox, as Harbor's verifier does, since the outcome may be a file the agent
+left as much as a process it killed, but never in anything the agent controlled: by then the env has killed
+every process the agent started (only the environment's survive) and opened a fresh shell from outside
+(`Sandbox.reset_processes`). What the tests will execute is checked first (`terminal_tamper.py`: in docker the
+container against its image; tampering is status `tampered`, reward 0). Then `/tests` and `/logs/verifier` are
+emptied, the pristine `tests/` is copied in (the agent never saw it), and test.sh runs from the working directory
+through absolute paths, as `env -i ... /bin/bash --noprofile --norc /tests/test.sh`, with the environment the
+sandbox had after setup (never what the agent exported; no BASH_ENV), a fresh empty HOME, and Python told to
+ignore user site-packages (`PYTHONNOUSERSITE`). Its reward file is
+read by the rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import weakref
 from dataclasses import dataclass
 
 from polar.envs.dockerfile_replay import DockerOnly, Step, plan, replay
+from polar.envs.sandbox.docker import DockerSandbox
+from polar.envs.terminal_tamper import command_words, docker_tampering, local_shadows, module_shadows
 from polar.errors import SandboxError, VerifierError
 from polar.protocols import Grade, RunCommand, Sandbox, SandboxBackend, SandboxSpec, WriteFile
 from polar.reward import RewardComponent, RewardSpec
@@ -33,6 +41,9 @@ WRITABLE_DIRS = ("/tests", "/logs", "/solution")
 IMAGE_BACKENDS = ("docker",)
 """Backends whose sandbox runs on the task's image, so the Dockerfile needs no replay."""
 _SKIP_ENV = {"PWD", "OLDPWD", "SHLVL", "_"}
+_HOOKS = {"BASH_ENV", "ENV", "HOME", "PROMPT_COMMAND", "PYTHONSTARTUP"}
+"""Variables that make a shell or Python run a file at start, or name HOME: the verifier never inherits them."""
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 _PLANS: weakref.WeakKeyDictionary[HarborTask, list[Step] | str] = weakref.WeakKeyDictionary()
@@ -109,9 +120,36 @@ class TerminalFamily:
         entries = base64.b64decode(result.output).decode(errors="replace").split("\0")
         self._environments[sandbox] = {k: v for k, _, v in (e.partition("=") for e in entries if "=" in e)
                                        if k not in _SKIP_ENV}
+        if task.services is not None:
+            started = await sandbox.exec(f"cd {workdir} && {task.services}", timeout=task.agent_timeout_s)
+            if started.exit_code != 0:
+                raise SandboxError(f"task {task.id}: its services (`[metadata.polar] services = {task.services!r}`) "
+                                   f"did not start (exit code {started.exit_code}): {started.output[-2000:]}")
+
+    def verifier_env(self, task: HarborTask, sandbox: Sandbox) -> dict[str, str]:
+        """What test.sh runs with: the sandbox's environment after setup without start-up hooks, Python kept off the
+        user's site-packages, then the task's own [verifier] env. Not PYTHONSAFEPATH: every program the tests run
+        inherits it, and the agent's own code that they run (`python3 -m calc`, a script importing its siblings)
+        needs its directory on sys.path; the working directory shadowing a test runner is checked instead."""
+        setup = self._environments.get(sandbox, {})
+        env = {k: v for k, v in setup.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")}
+        return {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **task.verifier_env}
 
     async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
-        """Run the pristine tests/test.sh in the agent's sandbox and read the reward it wrote."""
+        """Check what the tests will execute, then run the pristine tests/test.sh in the agent's sandbox (which the
+        env has reset: no process of the agent's is left, the shell is fresh) and read the reward it wrote."""
+        env = self.verifier_env(task, sandbox)
+        script = task.tests["test.sh"].decode(errors="replace")
+        words = command_words(script)
+        if isinstance(sandbox, DockerSandbox):
+            found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words)
+        else:
+            home = self._environments.get(sandbox, {}).get("HOME", "/home")
+            found = await local_shadows(sandbox, env["PATH"], words, (task.workdir, "/tmp", home, *WRITABLE_DIRS))
+        found += await module_shadows(sandbox, script, task.workdir, env["PATH"]) if not found else []
+        if found:
+            return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
+                         "\n".join(found), tampered="; ".join(found)[:2000])
         clear = (f"rm -rf {TESTS_DIR} {VERIFIER_DIR} 2>/dev/null; mkdir -p {TESTS_DIR} {VERIFIER_DIR} && "
                  f"[ ! -L {TESTS_DIR} ] && [ -z \"$(find {TESTS_DIR} {VERIFIER_DIR} -mindepth 1 | head -1)\" ]")
         if (cleared := await sandbox.exec(clear, timeout=60)).exit_code != 0:
@@ -123,10 +161,10 @@ class TerminalFamily:
         if unpack.exit_code != 0:
             return Grade(self.reward.zeros(), unpack.output,
                          error=f"task {task.id}: could not copy tests/ into {TESTS_DIR}")
-        env = {**self._environments.get(sandbox, {}), **task.verifier_env}
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
-        workdir = shlex.quote(task.workdir)
-        command = f"(cd {workdir} 2>/dev/null || cd /; exec env -i {assigned} bash {TESTS_DIR}/test.sh)"
+        command = (f"(home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 1; "
+                   f"cd {shlex.quote(task.workdir)} 2>/dev/null || cd /; /usr/bin/env -i {assigned} HOME=\"$home\" "
+                   f"/bin/bash --noprofile --norc {TESTS_DIR}/test.sh; code=$?; /bin/rm -rf \"$home\"; exit $code)")
         result = await sandbox.exec(command, timeout=task.verifier_timeout_s)
         log = f"$ bash {TESTS_DIR}/test.sh  (exit code {result.exit_code})\n{result.output[-20_000:]}"
         if result.timed_out:
@@ -173,11 +211,13 @@ async def admit(task: HarborTask, backend: SandboxBackend, family: TerminalFamil
         sandbox = await backend.start(family.sandbox_spec(task))
         try:
             await family.setup(task, sandbox)
+            await sandbox.mark_processes()
             for step in task.reference_solution() if solve else []:
                 if isinstance(step, WriteFile):
                     await sandbox.write(step.path, step.content)
                 elif isinstance(step, RunCommand):
                     await sandbox.exec(step.command, timeout=task.agent_timeout_s)
+            await sandbox.reset_processes()
             grade = await family.grade(task, sandbox, backend)
         finally:
             await sandbox.stop()

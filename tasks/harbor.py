@@ -13,9 +13,12 @@ A task is a directory:
 
 Keys polar does not use are accepted and ignored, as Harbor ignores them. `[verifier] timeout_sec` bounds the
 test run and `[agent] timeout_sec` each setup step and the reference solution; the episode itself is bounded
-by the env's `time_limit_s`. polar reads one key of its own,
-`[metadata.polar] docker_only = "<why>"`: the task cannot run in the local sandbox (which replays the
-Dockerfile's steps on the host's system instead of building it), and admission says why it skips it there.
+by the env's `time_limit_s`. polar reads two keys of its own: `[metadata.polar] docker_only = "<why>"`: the
+task cannot run in the local sandbox (which replays the Dockerfile's steps on the host's system instead of
+building it), and admission says why it skips it there; and `[metadata.polar] services = "<command>"`: what
+the environment runs once it is set up to start the task's own processes (a queue's workers), from the
+working directory. They outlive the agent: before grading every process the agent started is killed, and
+only what setup started runs on. A service the tests need but the agent writes is started by test.sh.
 
 **Which reward file wins.** When the test writes both files, `reward.json` wins and `reward.txt` is ignored,
 as in Harbor's current verifier (which reads `reward.json` first; earlier releases read `reward.txt` first, so
@@ -74,6 +77,8 @@ class HarborTask:
     memory_mb: int | None = None
     docker_only: str | None = None
     """Why the task cannot run in the local sandbox, as its task.toml says; None when it does not say."""
+    services: str | None = None
+    """The command that starts the task's own processes once the sandbox is set up (`[metadata.polar] services`)."""
 
     def reference_solution(self) -> list[SolutionStep]:
         """Write solution/ to /solution, then run `bash /solution/solve.sh` from the working directory."""
@@ -156,6 +161,9 @@ def load_task(directory: Path) -> HarborTask:
     docker_only = polar.get("docker_only") if isinstance(polar, dict) else None
     if docker_only is not None and not (isinstance(docker_only, str) and docker_only.strip()):
         raise TaskFormatError(f"{where}: [metadata.polar].docker_only must say why, as a non-empty string")
+    services = polar.get("services") if isinstance(polar, dict) else None
+    if services is not None and not (isinstance(services, str) and services.strip()):
+        raise TaskFormatError(f"{where}: [metadata.polar].services must be a shell command, as a non-empty string")
     task = HarborTask(
         id=name,
         path=directory,
@@ -172,6 +180,7 @@ def load_task(directory: Path) -> HarborTask:
         solution_env=_strings(solution, "env", f"{where}: [solution]"),
         memory_mb=memory,
         docker_only=docker_only,
+        services=services,
     )
     if dockerfile is not None:
         task = replace(task, workdir=_workdir(stages(parse(dockerfile.read_text(), str(dockerfile)), str(dockerfile))))

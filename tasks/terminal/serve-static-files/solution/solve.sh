@@ -1,10 +1,16 @@
 #!/bin/bash
 set -euo pipefail
-cd /app
+cat > /app/serve.sh <<'SH'
+#!/bin/bash
+# Serves /app/public on 127.0.0.1:8000 in the background; its pid goes to /app/server.pid.
+set -euo pipefail
 nohup setsid python3 -m http.server 8000 --bind 127.0.0.1 --directory /app/public > /tmp/http.log 2>&1 < /dev/null &
 echo $! > /app/server.pid
-for _ in $(seq 50); do
+for _ in $(seq 100); do
   python3 -c 'import socket; socket.create_connection(("127.0.0.1", 8000), 1)' 2>/dev/null && exit 0
   sleep 0.1
 done
 echo "the server did not start" >&2; exit 1
+SH
+chmod +x /app/serve.sh
+bash /app/serve.sh  # try it once

@@ -1,4 +1,4 @@
-"""The files come back over HTTP, from the process named in /app/server.pid."""
+"""The files come back over HTTP, from the process /app/serve.sh started and named in /app/server.pid."""
 
 import os
 import urllib.request

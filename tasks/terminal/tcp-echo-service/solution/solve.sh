@@ -17,7 +17,7 @@ class Server(socketserver.ThreadingTCPServer):
 
 Server(("127.0.0.1", 7000), Upper).serve_forever()
 PY
-nohup setsid python3 /app/upper_server.py > /tmp/upper.log 2>&1 < /dev/null &
+nohup setsid python3 /app/upper_server.py > /tmp/upper.log 2>&1 < /dev/null &  # try it once
 for _ in $(seq 50); do
   python3 -c 'import socket; socket.create_connection(("127.0.0.1", 7000), 1)' 2>/dev/null && exit 0
   sleep 0.1

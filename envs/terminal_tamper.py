@@ -1,0 +1,244 @@
+"""What Terminal-v0 checks before it trusts a sandbox to run a task's tests/test.sh.
+
+Harbor runs the tests inside the agent's own sandbox, so what they execute — the shell, the dynamic loader and
+its libraries, the interpreters and tools test.sh calls and how PATH finds them, the start-up hooks of Python and
+the shell, a test runner's configuration — must be what the task's environment had, not what the agent left.
+
+**Docker** (the agent is root in its container): the container is compared with its image by the engine
+(`docker diff`, and path stats through the engine's archive API: nothing inside the container answers). Changing
+or deleting a system file, touching the loader's configuration or a start-up hook, adding a command or a Python
+module earlier on its search path than one the image has, a `.pth` file that runs code, a pytest plugin, or a
+test runner's config at `/`, is tampering. What legitimate installs do — add new files (a package, a service
+file) — is not. **Local**: the host's system is mounted read-only, so only the places the agent may write (the
+working directory, /tmp, HOME, the task's writable dirs) could steer the tests: the verifier gets a fresh HOME and
+emptied /tests and /logs/verifier, and a command of test.sh that PATH resolves into one of those places while
+the system has its own is tampering.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import posixpath
+import re
+import shlex
+import tarfile
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any
+
+from polar.protocols import Sandbox
+
+GRADER_TOOLS = ("/bin/bash", "/bin/sh", "/usr/bin/env", "/bin/mktemp", "/bin/rm", "/bin/mkdir", "/bin/tar",
+                "/usr/bin/base64", "/usr/bin/find", "/usr/bin/head")
+"""What grading itself runs in the sandbox, by absolute path."""
+ALWAYS_RUN = ("bash", "sh", "env", "python3", "python")
+"""Commands a test runs whether or not test.sh names them (a Python test calls `bash` through subprocess)."""
+_SYSTEM = ("/usr/bin/", "/usr/sbin/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/usr/libx32/", "/usr/libexec/",
+           "/usr/local/bin/", "/usr/local/sbin/", "/usr/local/lib/", "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/",
+           "/libx32/", "/etc/alternatives/")
+"""Where what runs lives: changing or deleting a file here is tampering (config in /etc, data in /usr/share are not)."""
+_LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.cache")
+_STARTUP = ("/etc/profile", "/etc/bash.bashrc", "/etc/bash.bash_logout", "/etc/environment", "/etc/gitconfig")
+_PY_HOOKS = ("sitecustomize.py", "usercustomize.py")
+_STEERING = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py")
+_STDLIB = re.compile(r"^/usr(/local)?/lib/python3\.\d+/(?!(dist|site)-packages(/|$))")
+_SITE = re.compile(r"^/usr(/local)?/lib/python(3|3\.\d+)/(dist|site)-packages/")
+_VERSION = re.compile(r"/python(3\.\d+)/")
+_KINDS = {0: "changed", 1: "added", 2: "deleted"}
+_BUILTINS = frozenset("""alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs
+disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile
+popd printf pushd pwd read readarray readonly return set shift shopt source suspend test times trap true type
+typeset ulimit umask unalias unset wait . : [ [[ ]] if then else elif fi for in do done while until case esac
+function select time { } !""".split())
+_WRAPPERS = frozenset({"exec", "command", "env", "sudo", "nohup", "nice", "timeout", "xargs", "stdbuf", "time"})
+_SEPARATORS = frozenset({";", "&", "&&", "|", "||", "|&", "(", ")", ";;"})
+
+
+def command_words(script: str) -> set[str]:
+    """The commands a shell script runs (first words of its simple commands, and what `env`, `timeout`, ...
+    run), without shell builtins and keywords. A heuristic: a line that does not split is skipped."""
+    words: set[str] = set()
+    for line in script.splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            continue
+        start, redirect = True, False
+        for token in tokens:
+            if token in _SEPARATORS:
+                start = True
+            elif set(token) <= set("<>&"):
+                redirect = True
+            elif redirect:
+                redirect = False
+            elif start and not (("=" in token and not token.startswith("=")) or token.startswith("-")
+                                or re.fullmatch(r"\d+(\.\d+)?[smhd]?", token)):
+                if token not in _BUILTINS and not token.startswith("$"):
+                    words.add(token)
+                start = token in _WRAPPERS
+    return words
+
+
+# --- docker: the container against its image -------------------------------------------------------------
+
+
+def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str]) -> list[str]:
+    """What the agent changed in the container that grading would execute, one line each; [] when nothing."""
+    changes = {c["Path"]: _KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
+    parents = {posixpath.dirname(p) for p in changes}
+    stat = cache(lambda path: _stat(client, container_id, path))
+    found = [f"{kind} {path}: {why}" for path, kind in sorted(changes.items())
+             if path not in parents and (why := _sensitive(path, kind))]
+    path_dirs = _canonical(stat, [d for d in search_path.split(":") if d.startswith("/")])
+    found += _shadows(changes, parents, path_dirs, stat, "a command", lambda name: [name])
+    for version in sorted({m.group(1) for p in changes if (m := _VERSION.search(p))}):
+        site = [f"/usr/local/lib/python{version}/dist-packages", f"/usr/local/lib/python{version}/site-packages",
+                "/usr/lib/python3/dist-packages", f"/usr/lib/python{version}/dist-packages",
+                f"/usr/lib/python{version}/site-packages"]
+        found += _shadows(changes, parents, site, stat, "a Python module", _module_files)
+    for word in sorted({*words, *ALWAYS_RUN, *GRADER_TOOLS}):
+        found += _resolved(word, path_dirs, changes, stat)
+    for path, kind in sorted(changes.items()):
+        if kind != "deleted" and path not in parents and _SITE.match(path) and (why := _runs_code(
+                path, lambda p=path: _read(client, container_id, p))):
+            found.append(f"{kind} {path}: {why}")
+    return list(dict.fromkeys(found))
+
+
+def _sensitive(path: str, kind: str) -> str | None:
+    """Why a change to this one path (not a directory) is tampering by itself, or None."""
+    name = posixpath.basename(path)
+    if path in _LOADER or path.startswith("/etc/ld.so.conf.d/"):
+        return "the dynamic loader's configuration"
+    if path in _STARTUP or path.startswith("/etc/profile.d/"):
+        return "a start-up file of the shell or git"
+    if name in _PY_HOOKS:
+        return "a Python start-up hook"
+    if posixpath.dirname(path) == "/" and name in _STEERING:
+        return "a test runner's configuration at /"
+    if _STDLIB.match(path):
+        return "Python's standard library"
+    if kind != "added" and (path.startswith(_SYSTEM) or path in ("/bin", "/sbin", "/lib", "/lib64")):
+        return "a file of the image's system"
+    return None
+
+
+def _shadows(changes: dict[str, str], parents: set[str], search: list[str], stat: Callable[[str], dict | None],
+             what: str, names: Callable[[str], list[str]]) -> list[str]:
+    """Files added in one directory of a search path whose name a later directory already resolves."""
+    found = []
+    for i, folder in enumerate(search):
+        for path, kind in changes.items():
+            if kind == "added" and posixpath.dirname(path) == folder:
+                name = posixpath.basename(path)
+                later = next((f"{d}/{n}" for d in search[i + 1:] for n in names(name) if stat(f"{d}/{n}")), None)
+                if later is not None:
+                    found.append(f"added {path}: {what} that shadows {later}")
+    return found
+
+
+def _module_files(name: str) -> list[str]:
+    module = re.sub(r"(\.cpython-[^.]*)?\.(py|so|pth)$", "", name)
+    return [module, f"{module}.py"]
+
+
+def _resolved(word: str, path_dirs: list[str], changes: dict[str, str],
+              stat: Callable[[str], dict | None]) -> list[str]:
+    """The file `word` runs (the first on PATH, or the path itself) and its link target, if either changed. A bare
+    word's file that the agent added is no tampering by itself (a tool the task asks for), unless it shadows one."""
+    for candidate in [word] if word.startswith("/") else [f"{d}/{word}" for d in path_dirs]:
+        if (info := stat(candidate)) is None:
+            continue
+        runs = dict.fromkeys([candidate, info.get("linkTarget") or candidate])
+        return [f"{changes[p]} {p}, which grading runs as `{word}`" for p in runs
+                if changes.get(p) == "changed" or (word.startswith("/") and p in changes)]
+    return []
+
+
+def _canonical(stat: Callable[[str], dict | None], folders: list[str]) -> list[str]:
+    """The directories as the engine resolves them (`/bin` is `/usr/bin` on a merged-/usr image), first kept."""
+    out = []
+    for folder in folders:
+        info = stat(folder)
+        real = (info.get("linkTarget") or folder) if info else folder
+        if real not in out:
+            out.append(real)
+    return out
+
+
+def _runs_code(path: str, read: Callable[[], bytes | None]) -> str | None:
+    """Why an added or changed file in a site directory runs code at interpreter or test start, or None."""
+    if path.endswith(".pth"):
+        text = (read() or b"").decode(errors="replace")
+        if any(line.startswith(("import ", "import\t")) for line in text.splitlines()):
+            return "a .pth file that runs code whenever Python starts"
+    elif path.endswith("entry_points.txt") and "[pytest11]" in (read() or b"").decode(errors="replace"):
+        return "a pytest plugin, which pytest loads on its own"
+    return None
+
+
+def _stat(client: Any, container_id: str, path: str) -> dict | None:
+    """The engine's stat of a path in the container (`linkTarget` fully resolved), or None when it is absent."""
+    response = client.api.head(client.api._url("/containers/{0}/archive", container_id), params={"path": path})
+    header = response.headers.get("X-Docker-Container-Path-Stat")
+    return json.loads(base64.b64decode(header)) if response.status_code == 200 and header else None
+
+
+def _read(client: Any, container_id: str, path: str, limit: int = 1 << 20) -> bytes | None:
+    """A small file's bytes, read by the engine (None when absent or larger than `limit`)."""
+    import docker
+
+    try:
+        stream, info = client.api.get_archive(container_id, path)
+    except docker.errors.NotFound:
+        return None
+    if info.get("size", 0) > limit:
+        return None
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+        member = next((m for m in tar.getmembers() if m.isfile()), None)
+        handle = tar.extractfile(member) if member else None
+        return handle.read() if handle else None
+
+
+# --- local: what the agent could write ---------------------------------------------------------------------
+
+
+async def local_shadows(sandbox: Sandbox, search_path: str, words: Iterable[str], writable: Iterable[str]) -> list[str]:
+    """Commands of test.sh that PATH finds in a place the agent could write while a later directory has its own."""
+    roots = tuple(f"{w.rstrip('/')}/" for w in writable)
+    names = sorted({w for w in {*words, *ALWAYS_RUN} if "/" not in w})
+    listing = await sandbox.exec(
+        f"(p={shlex.quote(search_path)}; IFS=:; for w in {' '.join(map(shlex.quote, names))}; do for d in $p; do "
+        "[ -f \"$d/$w\" ] && printf '%s %s\\n' \"$w\" \"$d/$w\"; done; done; true)", timeout=30)
+    hits: dict[str, list[str]] = {}
+    for line in listing.output.splitlines():
+        word, _, path = line.partition(" ")
+        hits.setdefault(word, []).append(path)
+    return [f"{found[0]} shadows {found[1]} on PATH for test.sh's `{word}`" for word, found in sorted(hits.items())
+            if len(found) > 1 and (found[0].startswith(roots) or not found[0].startswith("/"))]
+
+
+_MODULE_RUN = re.compile(r"\bpython[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_]\w*)")
+_FIND = ("import importlib.util as u, os, sys\n"
+         "for n in sys.argv[2:]:\n"
+         "    here = [p for p in (os.path.join(sys.argv[1], n + '.py'), os.path.join(sys.argv[1], n))\n"
+         "            if os.path.exists(p)]\n"
+         "    if here and u.find_spec(n):\n"
+         "        print(here[0], n)\n")
+
+
+async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_path: str) -> list[str]:
+    """Modules test.sh runs with `python -m` (pytest, unittest) that the working directory shadows: `-m` puts the
+    working directory first on sys.path, so an agent's `pytest.py` there would be the test runner. The agent's
+    own package run as `python -m <it>` is no shadow: the system has no module of that name."""
+    names = sorted(set(_MODULE_RUN.findall(script)))
+    if not names:
+        return []
+    result = await sandbox.exec(f"cd / && /usr/bin/env -i PATH={shlex.quote(search_path)} python3 -I -c "
+                                f"{shlex.quote(_FIND)} {shlex.quote(workdir)} {' '.join(names)}", timeout=60)
+    return [f"{path} shadows the module `{name}` that test.sh runs with `python -m`"
+            for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name in names]
