@@ -174,6 +174,60 @@ def test_a_regrade_mismatch_is_rejected(sub, capsys):
     assert check(sub).manifest.name == "oracle-builtin"  # ... every other check passes
 
 
+FORGING_CAESAR = """
+import json
+
+_dumps = json.dumps
+
+
+def _all_passed(obj, *args, **kwargs):  # the old in-process runner reported its verdict through json.dumps
+    if isinstance(obj, dict) and "failed" in obj:
+        obj = {"passed": list(obj["passed"]) + list(obj["failed"]), "failed": {}}
+    return _dumps(obj, *args, **kwargs)
+
+
+json.dumps = _all_passed
+
+
+class _Same(str):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = str.__hash__
+
+
+def encrypt(text, shift):
+    return _Same(text)
+
+
+def decrypt(text, shift):
+    return _Same(text)
+
+
+def find_shift(plain, cipher):
+    return _Same("0")
+"""
+
+
+def test_a_submission_from_a_forging_module_is_rejected_by_re_grading(sub, capsys):
+    """The red team's kind of artefact (a module that forges the runner's verdict and returns always-equal values),
+    submitted with the rewards of a solved run: re-grading in a fresh sandbox gives 0 and names the episodes."""
+    def forge(traces):
+        for t in traces:
+            if t["task_id"] == "caesar_cipher":
+                t["artefact"] = {"files": {"caesar.py": FORGING_CAESAR}}
+        return traces
+
+    edit_traces(sub, forge)
+    rehash(sub)
+    assert leaderboard("validate", str(sub)) == 1
+    out = capsys.readouterr().out
+    assert "re-grading disagrees with 2 episode(s)" in out and "(caesar_cipher#0): re-graded reward 0" in out
+
+
 def _seed(task: str, sample: int) -> int:
     from polar.evaluation.evaluate import episode_seed
 
