@@ -72,6 +72,8 @@ class Sandbox(Protocol):
     """A running, isolated place to execute commands. Shell state (cwd, variables) persists between calls."""
 
     spec: SandboxSpec
+    backend: str
+    """Which backend runs it (`local`, `docker`, `process`): families that set up per backend read it."""
 
     async def exec(self, command: str, timeout: float | None = None) -> ExecResult: ...
 
