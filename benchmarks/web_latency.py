@@ -22,7 +22,7 @@ from timing import atime_calls, options, rotated, summary, table, write
 
 import polar.envs.registration
 from polar import runtime
-from polar.envs.browser import CHROMIUM, CHROMIUM_ARGS, BrowserSession
+from polar.envs.web.browser import CHROMIUM, CHROMIUM_ARGS, BrowserSession
 from polar.tasks.web import load_suite, start_app
 from polar.types import ModelReply, ToolCall
 

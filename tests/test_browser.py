@@ -13,8 +13,8 @@ import time
 
 from aiohttp import web
 
-from polar.envs.browser import BrowserSession
 from polar.envs.sandbox.shell import descendants, proc_stat
+from polar.envs.web.browser import BrowserSession
 
 PAGES = {
     "/": """<title>Home</title><h1>Home</h1><a href="/form">Sign up</a>

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_leaderboard import leaderboard, polar_eval
 
-from polar.envs.browser import CHROMIUM_ARGS
+from polar.envs.web.browser import CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")

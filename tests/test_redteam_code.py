@@ -13,8 +13,8 @@ import time
 import gymnasium as gym
 import pytest
 
-from polar.envs import code as code_env
 from polar.envs.code import CodeFamily
+from polar.envs.code import family as code_env
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.evaluation.policies import ScriptedPolicy
@@ -211,7 +211,7 @@ if os.fork() == 0:
         while time.monotonic() < end:
             for pid in filter(str.isdigit, os.listdir("/proc")):
                 try:
-                    if b"code_subject" in open(f"/proc/{pid}/cmdline", "rb").read() and int(pid) != os.getpid():
+                    if b"/subject.py" in open(f"/proc/{pid}/cmdline", "rb").read() and int(pid) != os.getpid():
                         stolen.add(os.read(os.open(f"/proc/{pid}/fd/0", os.O_RDONLY | os.O_NONBLOCK), 100))
                         os.kill(int(pid), signal.SIGKILL)
                 except (OSError, ValueError):

@@ -104,14 +104,14 @@ def test_a_cli_harness_reaches_the_browser_over_mcp(harness, chromium, bwrap, no
 
 
 def test_no_chromium_or_a_broken_one_is_a_clear_sandbox_error(monkeypatch, chromium, bwrap):
-    import polar.envs.browser
+    import polar.envs.web.browser
 
     env = gym.make("polar/Web-v0", disable_env_checker=True)  # its passive checker trips on a reset that raised
     try:
-        monkeypatch.setattr(polar.envs.browser, "CHROMIUM", "/nonexistent/chromium")
+        monkeypatch.setattr(polar.envs.web.browser, "CHROMIUM", "/nonexistent/chromium")
         with pytest.raises(SandboxError, match="no Chromium at /nonexistent/chromium"):
             env.reset(seed=0)
-        monkeypatch.setattr(polar.envs.browser, "CHROMIUM", "/bin/false")  # starts, then dies at once
+        monkeypatch.setattr(polar.envs.web.browser, "CHROMIUM", "/bin/false")  # starts, then dies at once
         env.reset(seed=0)
         _, reward, terminated, _, info = env.step(ModelReply(tool_calls=[ToolCall(id="c1", name="snapshot")]))
         assert terminated and info["status"] == "sandbox_error" and reward == 0.0

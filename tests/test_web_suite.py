@@ -24,7 +24,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from polar.envs.browser import CHROMIUM_ARGS
+from polar.envs.web.browser import CHROMIUM_ARGS
 from polar.errors import TaskFormatError, UnknownNameError
 from polar.protocols import CallTool
 from polar.tasks.web import Expectation, WebTask, check, load_suite, parse_task, start_app

@@ -1,9 +1,9 @@
 """The Code-v0 test driver: runs the hidden tests on the host, against stand-ins for the module under test.
 
-polar (`polar.envs.code`) starts it as `python -I -S code_test_runner.py` with a clean environment, in a private
+polar (`polar.envs.code`) starts it as `python -I -S driver.py` with a clean environment, in a private
 temp directory holding the hidden tests, and sends its configuration as one JSON line on stdin. Standalone, stdlib
 only. No code of the module under test ever runs here. For each test the driver prints `{"run": i, "token": t}`;
-polar launches a fresh subject (`code_subject.py`) in the grading sandbox, which connects to the driver's Unix
+polar launches a fresh subject (`subject.py`) in the grading sandbox, which connects to the driver's Unix
 socket, shows the token and imports the module. The test's `import <module>` finds a stand-in module whose
 attributes are requests to that subject (`code_rpc`); the test runs here, on values decoded into builtin types or
 stand-ins, under the driver's own clock, and its verdict is printed on stdout, which nothing else writes.

@@ -1,6 +1,6 @@
 """The subject: runs in the grading sandbox, imports the module(s) under test and answers the test driver.
 
-Started by polar once per hidden test as `python3 -I code_subject.py SOCKET WORKDIR FILE...`, with that test's
+Started by polar once per hidden test as `python3 -I subject.py SOCKET WORKDIR FILE...`, with that test's
 token on stdin. It connects to the driver first, so whatever the module does at import (exit, loop, print) happens
 on a live connection the driver watches with its own clock. Everything here is the module's to tamper with: the
 driver trusts none of it, and only decodes what arrives (see `code_rpc`). Standalone, stdlib only.

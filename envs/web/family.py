@@ -16,7 +16,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from polar.envs.browser import BrowserSession
+from polar.envs.web.browser import BrowserSession
 from polar.protocols import Grade, Sandbox, SandboxBackend, SandboxSpec, ToolOutput
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.web import RunningApp, WebTask, check, load_suite, start_app

@@ -1,9 +1,9 @@
 """polar/Code-v0: complete a stub Python module; hidden unit tests grade it, from outside the module's reach.
 
 Grading splits trust across processes, since any verdict that comes from a process running the module's code can
-be forged. The test driver (`code_test_runner.py`) runs the hidden tests in a fresh Python on the host, with a
+be forged. The test driver (`driver.py`) runs the hidden tests in a fresh Python on the host, with a
 clean environment, in a temp directory the sandbox never sees; no code of the module runs in it. The module runs
-in a fresh grading sandbox, in a new subject process per test (`code_subject.py`), which answers the driver's
+in a fresh grading sandbox, in a new subject process per test (`subject.py`), which answers the driver's
 requests over a Unix socket mounted into the sandbox (`code_rpc.py`: a strict codec of plain values; objects stay
 where they live, behind handles). The verdict is what the driver prints on its stdout, read here.
 """
@@ -28,8 +28,8 @@ from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.code import CodeTask, load_suite
 
 HERE = Path(__file__).parent
-DRIVER_FILES = ("code_test_runner.py", "code_rpc.py")
-SUBJECT_FILES = ("code_subject.py", "code_rpc.py")
+DRIVER_FILES = ("driver.py", "code_rpc.py")
+SUBJECT_FILES = ("subject.py", "code_rpc.py")
 SUBJECT_DIR = "/polar-grader"
 """Where the grading sandbox sees the subject's code and the driver's socket (read-only)."""
 IMPORT_S = 10.0
@@ -138,13 +138,13 @@ async def _drive(private: Path, socket_path: str, files: list[str], tests: list[
     first sign that something wrote on the grader's socket what the subject's own code never sends."""
     errors = (private / "stderr").open("w+b")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-I", "-S", str(private / "code_test_runner.py"), cwd=private, env=CLEAN_ENV,
+        sys.executable, "-I", "-S", str(private / "driver.py"), cwd=private, env=CLEAN_ENV,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, start_new_session=True)
     assert proc.stdin is not None and proc.stdout is not None
     config = {"socket": socket_path, "files": files, "tests": tests, "import_s": IMPORT_S, "per_test_s": PER_TEST_S,
               "connect_s": CONNECT_S}
     proc.stdin.write(json.dumps(config).encode() + b"\n")
-    command = f"python3 -I {SUBJECT_DIR}/code_subject.py {SUBJECT_DIR}/{Path(socket_path).name} " \
+    command = f"python3 -I {SUBJECT_DIR}/subject.py {SUBJECT_DIR}/{Path(socket_path).name} " \
               f"{shlex.quote(grader.spec.workdir)} {' '.join(map(shlex.quote, files))}"
     verdicts: dict[int, tuple[bool, str, float]] = {}
     tampered: list[str] = []
