@@ -1,53 +1,271 @@
 """polar/SWE-v0: fix an issue in a real repository; swebench's own log parsers and grading decide.
 
-Grading takes the agent's changes as a `git diff` against `base_commit` (edits to test files dropped: they
-never reach the grader), applies them in a fresh sandbox at `base_commit` the way swebench's harness does,
-runs the instance's eval script (it restores the test files, applies the pristine `test_patch` and runs the
-tests between swebench's log markers), parses the log with swebench's parser for the instance and decides
-FAIL_TO_PASS / PASS_TO_PASS with swebench's grading functions. A grading run that breaks (no log markers, a
-sandbox error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` and the log is kept.
+Grading takes the agent's changes as a `git diff` against `base_commit` and never runs anything else of the agent's.
+Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `grade_patch`:
+
+1. `filter_patch` reads the diff strictly (`polar.tasks.swe.diff_blocks`) and drops, naming each in the log, every
+   block that is not a well-formed git diff of one file, and every block that touches what steers the test run or
+   the interpreter rather than the code under test: test files and folders, `conftest.py` anywhere, pytest's
+   configuration files whole (`pytest.ini`, `.pytest.ini`, `pytest.toml`, `tox.ini`, `setup.cfg`, `pyproject.toml`),
+   `setup.py` whole and `*.egg-info`/`*.dist-info` (entry points that load pytest plugins), modules that shadow
+   pytest (`pytest.py`, `py.py`, `pytest/`, `_pytest/`), start-up hooks (`sitecustomize.py`, `usercustomize.py`,
+   `*.pth`), byte code and caches (`__pycache__`, `*.pyc`, `.pytest_cache`), `.git` and `.gitattributes` (how the
+   eval script's git writes the test files), and symbolic links out of the repository or onto such a file. The one
+   exception is the gold patch's own change to such a file. After the patch is applied in the fresh grading
+   sandbox, git lists what really changed; a protected path among them (the filter and `git apply` disagreed) is
+   `Grade(tampered=...)`.
+2. The eval script runs under `env -i`: PATH from the fresh grading sandbox, HOME, LANG, TMPDIR, the variables the
+   repository's environment declares (PYTHONPATH for polar's mounted dependencies; an official image's own ENV), and
+   PYTHONSAFEPATH=1 (Python >= 3.11 never puts the working directory on sys.path), PYTHONNOUSERSITE=1,
+   PYTHONDONTWRITEBYTECODE=1; no PYTEST_ADDOPTS, PYTEST_PLUGINS, PYTHONSTARTUP or BASH_ENV.
+3. polar's own eval script (instances polar builds the environment for, whose rows carry exactly the script
+   `default_eval_script` writes for it, or no script) restores the test files, applies the pristine `test_patch`
+   and runs `python3 -m pytest -p polar_verdict --rootdir /testbed ARGS` with plugin autoload off. `polar_verdict`
+   is written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it
+   records each test's outcome by node id to a file there when the session ends. The decision (swebench's
+   `get_eval_tests_report` / `get_resolution_status`) is fed with that record; a missing record (pytest never
+   finished: `os._exit`, a crash) means no test passed. swebench's parser still reads the log, and where the two
+   disagree on a FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also
+   sees every `==` the tests check (pytest's assertion-pass hook hands it their comparisons; unittest's
+   `assertEqual` family is wrapped): a graded test that passed on a value, not made by the tests' own modules,
+   that also equals an unrelated object or a different value of the other side's builtin type is `tampered`.
+
+What this cannot guarantee: the code under test runs inside pytest's process, so code written to defeat polar in
+memory still can: rewrite pytest's report objects or the recorder's state, forge the record file and the log
+together, return an always-equal object that tells polar's check apart from the tests (its `__eq__` looks at its
+caller) or that is an instance of an always-equal helper from the tests' own modules, or win through `bool`, `in` or
+`len` rather than `==`. Only an oracle outside that process closes this. The equality check can also be wrong the
+other way: tests that compare against `unittest.mock.ANY` themselves are flagged, and such an instance fails
+admission. Instances that bring their own `eval_script` (official SWE-bench rows, in their official image) keep it,
+under the clean environment and the patch filter, but without the verdict record: their log alone decides, so
+forged log lines from the repository's code are not caught there, and their Python may predate PYTHONSAFEPATH (or,
+on 3.11+, their tests may have relied on the working directory being on sys.path). A grading run that breaks (no
+log markers, a sandbox error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` and the log is
+kept.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import posixpath
 import re
 import shlex
+import shutil
+import string
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from polar.envs.swe_environment import WORKDIR, RepoEnvironment, load_environments, official_image
+from polar.envs.swe_environment import PYTEST, WORKDIR, RepoEnvironment, load_environments, official_image
 from polar.errors import SandboxError, TaskFormatError
 from polar.protocols import Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
-from polar.tasks.swe import SweTask, load_instances, patch_files
+from polar.tasks.swe import DiffBlock, SweTask, diff_blocks, load_instances, patch_files, unquote_path
 
 EVAL_TIMEOUT_S = 900.0
 LOG_LIMIT = 40_000
-DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
+DEFAULT_TEST_COMMAND = f"{PYTEST} -rA -p no:cacheprovider"
+GRADER_DIR = "/tmp/polar_grader"
+VERDICT_PLUGIN = "polar_verdict"
+VERDICT_RECORD = f"{GRADER_DIR}/verdict.json"
 _TEST_DIRS = {"test", "tests", "testing"}
-_TEST_CONFIG = {"conftest.py", "pytest.ini", "tox.ini"}
+_STEERING_NAMES = {
+    "conftest.py": "pytest configuration", "pytest.ini": "pytest configuration", ".pytest.ini": "pytest configuration",
+    "pytest.toml": "pytest configuration", ".pytest.toml": "pytest configuration", "tox.ini": "pytest configuration",
+    "setup.cfg": "pytest configuration", "pyproject.toml": "pytest configuration",
+    "setup.py": "packaging (entry points load pytest plugins)", "pytest.py": "shadows pytest",
+    "py.py": "shadows pytest", "sitecustomize.py": "runs at interpreter start-up",
+    "usercustomize.py": "runs at interpreter start-up", ".gitattributes": "steers git's checkout of the test files",
+    f"{VERDICT_PLUGIN}.py": "shadows polar's verdict plugin",
+}
+_STEERING_DIRS = {".git": "git's own files", "pytest": "shadows pytest", "_pytest": "shadows pytest",
+                  ".pytest_cache": "pytest's cache", "__pycache__": "byte code"}
+_STEERING_SUFFIXES = {".pth": "runs at interpreter start-up", ".pyc": "byte code", ".pyo": "byte code",
+                      ".egg-info": "packaging (entry points load pytest plugins)",
+                      ".dist-info": "packaging (entry points load pytest plugins)", ".egg-link": "packaging"}
+_CLEAN_ENV = {"HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp", "PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1",
+              "PYTHONDONTWRITEBYTECODE": "1"}
+_STEERING_ENV = {"PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONUSERBASE", "BASH_ENV", "ENV", "PATH", "HOME"}
+"""Besides every PYTEST_* variable: never taken from an environment's declared variables."""
+_PLUGIN_SOURCE = string.Template('''"""polar's verdict recorder, loaded with `-p polar_verdict` from outside the
+repository before any of its code. It records each test's outcome by node id, and the tests in which an equality
+check passed on a value that also equals what it cannot be (an `__eq__` that says yes to anything), and writes both
+to $record when the session ends: no file means pytest never finished."""
+import json
+import os
+import sys
+import unittest
+
+__unittest = True  # unittest leaves this module's frames out of its failure reports
+OUTCOMES, FORGED, CURRENT, PRISTINE = {}, {}, [None], set()
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+_CONTAINERS = (tuple, list, dict, set, frozenset)
+
+
+class _Unrelated:
+    """Equal to nothing but itself."""
+
+
+def _other_than(value):
+    """A value of `value`'s builtin type that is not equal to it."""
+    if type(value) is bool:
+        return not value
+    return value + ("\\0" if type(value) is str else b"\\0" if type(value) is bytes else 1)
+
+
+def _forged(a, b, depth=0):
+    """Why `a == b` is not to be believed: a side that is no builtin value, nor made by the tests' own modules,
+    also equals what it is not."""
+    for value, other in ((a, b), (b, a)):
+        module = sys.modules.get(type(value).__module__)
+        if type(value) in _SCALARS or type(value) in _CONTAINERS or getattr(module, "__file__", None) in PRISTINE:
+            continue
+        try:
+            if value == _Unrelated() or type(other) in _SCALARS[:-1] and value == _other_than(other):
+                return "a %s that equals values it is not" % type(value).__qualname__
+        except Exception:
+            pass
+    if depth < 3 and type(a) in (list, tuple) and type(b) in (list, tuple) and len(a) == len(b) < 10000:
+        pairs = zip(a, b)
+    elif depth < 3 and type(a) is dict and type(b) is dict:
+        pairs = ((a[k], b[k]) for k in a if k in b)
+    else:
+        return None
+    for x, y in pairs:
+        found = _forged(x, y, depth + 1)
+        if found:
+            return found
+    return None
+
+
+def _check(a, b):
+    try:
+        equal = bool(a == b)
+    except Exception:
+        return
+    found = equal and _forged(a, b)
+    if found and CURRENT[0]:
+        FORGED.setdefault(CURRENT[0], found)
+
+
+def _checked(method):
+    def check(self, first, second, *args, **kwargs):
+        method(self, first, second, *args, **kwargs)
+        _check(first, second)
+    return check
+
+
+def pytest_load_initial_conftests(early_config):
+    # the repository imports as it would under `python -m pytest` in $workdir, but only once pytest and this
+    # plugin are loaded (PYTHONSAFEPATH keeps the working directory off sys.path at start-up)
+    if "$workdir" not in sys.path:
+        sys.path.insert(0, "$workdir")
+    for name in ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSequenceEqual"):
+        setattr(unittest.TestCase, name, _checked(getattr(unittest.TestCase, name)))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    PRISTINE.update(str(item.fspath) for item in items)
+    PRISTINE.update(getattr(p, "__file__", None) for p in config.pluginmanager.get_plugins())
+
+
+def pytest_runtest_logstart(nodeid, location):
+    CURRENT[0] = nodeid
+
+
+def pytest_assertion_pass(item, lineno, orig, expl):
+    """Implemented so that pytest explains passing assertions too, which hands their comparisons to the next hook."""
+
+
+def pytest_assertrepr_compare(config, op, left, right):
+    if op == "==":
+        _check(left, right)
+
+
+def pytest_runtest_logreport(report):
+    xfail = hasattr(report, "wasxfail")
+    if report.failed:
+        status = "FAILED" if report.when == "call" else "ERROR"
+    elif report.skipped:
+        status = "XFAIL" if xfail else "SKIPPED"
+    elif report.when == "call":
+        status = "XPASS" if xfail else "PASSED"
+    else:
+        return
+    if OUTCOMES.get(report.nodeid) != "ERROR":
+        OUTCOMES[report.nodeid] = status
+
+
+def pytest_sessionfinish(session, exitstatus):
+    with open("$record.part", "w") as f:
+        json.dump({"outcomes": OUTCOMES, "forged": FORGED}, f)
+    os.replace("$record.part", "$record")
+''').substitute(workdir=WORKDIR, record=VERDICT_RECORD)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What polar's verdict plugin recorded: each test's outcome by node id, and the tests in which a value that
+    equals anything passed an equality check. Both empty when pytest never finished its session (`found` False)."""
+
+    outcomes: dict[str, str]
+    forged: dict[str, str]
+    found: bool
 
 
 def is_test_path(path: str, test_files: list[str]) -> bool:
-    """Files the agent may not change: the test patch's files, test modules and folders, pytest configuration."""
+    """Files the agent may not change: the test patch's files, test modules and folders."""
     p = PurePosixPath(path)
-    return (path in test_files or p.name in _TEST_CONFIG or bool(_TEST_DIRS & set(p.parts[:-1]))
+    return (path in test_files or p.name in _TEST_DIRS or bool(_TEST_DIRS & set(p.parts[:-1]))
             or re.fullmatch(r"test_.*\.py|.*_test\.py", p.name) is not None)
 
 
-def split_patch(diff: str, test_files: list[str]) -> tuple[str, list[str]]:
-    """The diff without the blocks that touch test files, and the paths it dropped."""
-    blocks = re.split(r"(?m)^(?=diff --git )", diff)
+def protected(path: str, test_files: list[str]) -> str | None:
+    """Why grading must not take the agent's version of `path` (a test file, or something that steers pytest or the
+    interpreter rather than being code under test); None when it may."""
+    p = PurePosixPath(path)
+    if is_test_path(path, test_files):
+        return "a test file"
+    for part in p.parts[:-1]:
+        if part in _STEERING_DIRS or part.endswith(tuple(_STEERING_SUFFIXES)):
+            return _STEERING_DIRS.get(part) or _STEERING_SUFFIXES[PurePosixPath(part).suffix]
+    if p.name in _STEERING_NAMES or p.name in _STEERING_DIRS:
+        return _STEERING_NAMES.get(p.name) or _STEERING_DIRS[p.name]
+    return _STEERING_SUFFIXES.get(p.suffix)
+
+
+def _link_problem(path: str, target: str, test_files: list[str]) -> str | None:
+    """Why a symbolic link at `path` to `target` must not be graded: it leaves the repository or lands on a
+    protected file."""
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    if target.startswith("/") or resolved == ".." or resolved.startswith("../"):
+        return f"a symbolic link out of the repository ({target!r})"
+    reason = protected(resolved, test_files)
+    return f"a symbolic link onto {resolved} ({reason})" if reason else None
+
+
+def _changes(block: DiffBlock) -> list[str]:
+    """What a block does, without the lines that vary between equal changes (index hashes, context)."""
+    return [line for line in block.text.splitlines()
+            if line.startswith(("+", "-")) and not line.startswith(("+++ ", "--- ")) or "mode " in line]
+
+
+def filter_patch(diff: str, task: SweTask) -> tuple[str, list[str]]:
+    """The agent's diff as the grader applies it, and one line for each block it dropped (paths and why). A block on
+    a protected path is kept only when it makes the gold patch's own change to that path."""
+    test_files = task.test_files()
+    gold = {block.paths: _changes(block) for block in diff_blocks(task.patch)}
     kept, dropped = [], []
-    for block in blocks:
-        paths = patch_files(block)
-        if paths and any(is_test_path(p, test_files) for p in paths):
-            dropped += paths
-        elif block.strip():
-            kept.append(block)
+    for block in diff_blocks(diff):
+        reasons = [block.problem] if block.problem else [
+            r for r in (*(protected(p, test_files) for p in block.paths),
+                        block.symlink is not None and _link_problem(block.paths[-1], block.symlink, test_files)) if r]
+        if reasons and (block.problem or gold.get(block.paths) != _changes(block)):
+            dropped.append(f"{', '.join(block.paths) or '(no file)'}: {'; '.join(dict.fromkeys(reasons))}")
+        else:
+            kept.append(block.text)
     return "".join(kept), dropped
 
 
@@ -71,6 +289,17 @@ def default_eval_script(task: SweTask, test_command: str = DEFAULT_TEST_COMMAND,
     if files:
         lines.append(reset)
     return "\n".join(lines) + "\n"
+
+
+def _image_env(image: str | None) -> dict[str, str]:
+    """An image's own ENV, what its tests were built to run with (read from the engine, not from the container)."""
+    if not image:
+        return {}
+    step = subprocess.run([shutil.which("docker") or "docker", "image", "inspect", "-f", "{{json .Config.Env}}",
+                           image], capture_output=True, text=True)
+    if step.returncode != 0:
+        raise SandboxError(f"could not read the environment of image {image!r}: {step.stderr.strip()[:300]}")
+    return dict(item.partition("=")[::2] for item in json.loads(step.stdout) or [])
 
 
 @dataclass(frozen=True)
@@ -145,15 +374,14 @@ class SweFamily:
                                f"({head.output.strip()[-300:]})")
 
     async def agent_patch(self, task: SweTask, sandbox: Sandbox) -> tuple[str, str]:
-        """The agent's changes against base_commit, without test files; and a note of what was dropped."""
+        """The agent's changes against base_commit, as git prints them in its sandbox (`grade_patch` filters them);
+        and a note when no diff could be taken."""
         result = await sandbox.exec(
             f"cd {WORKDIR} && git add -A && git -c core.fileMode=false diff --cached --binary --no-color "
             f"--no-ext-diff {task.base_commit} > /tmp/polar_agent.patch", timeout=120)
         if result.exit_code != 0:
             return "", f"no diff could be taken (the agent broke the git repository?): {result.output[-1000:]}\n"
-        patch, dropped = split_patch((await sandbox.read("/tmp/polar_agent.patch")).decode("utf-8", "replace"),
-                                     task.test_files())
-        return patch, (f"dropped the agent's changes to test files: {', '.join(dropped)}\n" if dropped else "")
+        return (await sandbox.read("/tmp/polar_agent.patch")).decode("utf-8", "replace"), ""
 
     async def grade(self, task: SweTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
         patch, note = await self.agent_patch(task, sandbox)
@@ -167,29 +395,97 @@ class SweFamily:
         if not isinstance(patch, str):
             raise ValueError(f"a {self.env_id} artefact is {{'patch': <git diff>}}; got "
                              f"{sorted(artefact) if isinstance(artefact, dict) else type(artefact).__name__}")
-        return await self.grade_patch(task, split_patch(patch, task.test_files())[0], backend)
+        return await self.grade_patch(task, patch, backend)
 
     async def grade_patch(self, task: SweTask, patch: str, backend: SandboxBackend) -> Grade:
-        """Apply `patch` at base_commit in a fresh sandbox, run the eval script, grade with swebench."""
+        """Filter `patch`, apply it at base_commit in a fresh sandbox, run the eval script in a clean environment and
+        grade with swebench (fed with polar's verdict record when polar wrote the script). Every grade comes here."""
+        patch, dropped = filter_patch(patch, task)
+        note = "".join(f"dropped from the patch: {line}\n" for line in dropped)
         artefact = {"patch": patch}
         try:
             runtime = await asyncio.to_thread(self.runtime, task, getattr(backend, "name", None))
             grader = await backend.start(runtime.spec)
         except (SandboxError, TaskFormatError, OSError) as e:
-            return Grade(self.reward.zeros(), f"the grading sandbox did not start: {e}", artefact,
+            return Grade(self.reward.zeros(), f"{note}the grading sandbox did not start: {e}", artefact,
                          error=f"grading failed: {e}")
+        ours = self.writes_eval_script(task, runtime.environment)
         try:
             await self.materialize(task, grader, runtime.environment)
+            before = await self._worktree(task, grader)
             applied, log = await self._apply(grader, patch)
+            log = note + log
             if not applied:
                 return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact)
+            after = await self._worktree(task, grader)
+            if sneaked := await self._sneaked(task, grader, before, after):
+                return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact,
+                             tampered=f"the applied patch changed protected files the filter had not seen: "
+                                      f"{', '.join(sneaked)}")
+            if ours:
+                await grader.write(f"{GRADER_DIR}/{VERDICT_PLUGIN}.py", _PLUGIN_SOURCE)
             await grader.write("/tmp/polar_eval.sh", self.eval_script(task, runtime.environment))
-            result = await grader.exec("bash /tmp/polar_eval.sh", timeout=EVAL_TIMEOUT_S)
+            env = await asyncio.to_thread(self.clean_env, runtime, ours)
+            assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+            result = await grader.exec(f'env -i PATH="$PATH" {assignments} bash --noprofile --norc /tmp/polar_eval.sh',
+                                       timeout=EVAL_TIMEOUT_S)
+            record = await self._record(grader) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
-            return Grade(self.reward.zeros(), f"grading failed: {e}", artefact, error=f"grading failed: {e}")
+            return Grade(self.reward.zeros(), f"{note}grading failed: {e}", artefact, error=f"grading failed: {e}")
         finally:
             await grader.stop()
-        return self._decide(task, runtime.environment, log + result.output, result.timed_out, artefact)
+        return self._decide(task, runtime.environment, log + result.output, result.timed_out, artefact, record)
+
+    async def _worktree(self, task: SweTask, grader: Sandbox) -> dict[str, tuple[str, str]]:
+        """Every path that differs from base_commit in the grading sandbox (ignored files included), by git's own
+        account: path -> (mode, blob). A temporary index leaves the repository's own untouched."""
+        index = "GIT_INDEX_FILE=/tmp/polar_index"
+        result = await grader.exec(
+            f"cd {WORKDIR} && cp .git/index /tmp/polar_index && {index} git add -A -f && "
+            f"{index} git diff --cached --raw --no-renames --abbrev=40 {task.base_commit}", timeout=300)
+        if result.exit_code != 0:
+            raise SandboxError(f"git could not list what differs from base_commit: {result.output[-1000:]}")
+        return {unquote_path(path): (mode, blob)
+                for mode, blob, path in re.findall(r"^:\d{6} (\d{6}) \w+ (\w+) \w+\t(.*)$", result.output, re.M)}
+
+    async def _sneaked(self, task: SweTask, grader: Sandbox, before: dict, after: dict) -> list[str]:
+        """Protected paths the applied patch changed after all (the filter and `git apply` read it differently);
+        the gold patch's own paths aside."""
+        test_files, gold = task.test_files(), set(patch_files(task.patch))
+        found = []
+        for path in sorted(p for p in {*before, *after} - gold if before.get(p) != after.get(p)):
+            reason = protected(path, test_files)
+            mode, blob = after.get(path, ("", ""))
+            if reason is None and mode == "120000":
+                target = await grader.exec(f"cd {WORKDIR} && git cat-file blob {blob}", timeout=60)
+                reason = _link_problem(path, target.output, test_files)
+            if reason:
+                found.append(f"{path} ({reason})")
+        return found
+
+    async def _record(self, grader: Sandbox) -> Verdict:
+        """polar's verdict record, read from the grading sandbox once pytest is done."""
+        try:
+            record = json.loads(await grader.read(VERDICT_RECORD))
+            outcomes, forged = record["outcomes"], record["forged"]
+            if all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values()) for x in (outcomes, forged)):
+                return Verdict(outcomes, forged, True)
+        except (FileNotFoundError, ValueError, TypeError, KeyError):
+            pass
+        return Verdict({}, {}, False)
+
+    def clean_env(self, runtime: Runtime, ours: bool) -> dict[str, str]:
+        """The eval script's whole environment but PATH (the fresh grading sandbox's): what the repository's
+        environment declares (polar's spec, or an official image's own ENV), less what steers Python, pytest or
+        bash, plus polar's fixed settings; with polar's script, the verdict plugin's folder and no plugin autoload."""
+        declared = runtime.spec.env if runtime.environment else _image_env(runtime.spec.image)
+        env = {k: v for k, v in declared.items() if not k.startswith("PYTEST_") and k not in _STEERING_ENV}
+        env |= _CLEAN_ENV
+        if ours:
+            env["PYTHONPATH"] = ":".join(filter(None, (env.get("PYTHONPATH"), GRADER_DIR)))
+            if runtime.environment:
+                env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # polar's environments install pytest alone
+        return env
 
     async def _apply(self, grader: Sandbox, patch: str) -> tuple[bool, str]:
         """Apply the patch with swebench's chain of `git apply` / `patch` commands, as its harness does."""
@@ -207,10 +503,18 @@ class SweFamily:
                 return True, f"{APPLY_PATCH_PASS}:\n{result.output[-2000:]}\n"
         return False, f"{APPLY_PATCH_FAIL}:\n{result.output[-4000:]}\n"
 
+    def writes_eval_script(self, task: SweTask, environment: RepoEnvironment | None) -> bool:
+        """Whether polar writes the eval script (with its verdict record): the row has none, or exactly the one
+        `default_eval_script` writes for polar's environment of the repository (every swe-mini row)."""
+        return not task.eval_script or environment is not None and task.eval_script == default_eval_script(
+            task, environment.test_command, run_files=False)
+
     def eval_script(self, task: SweTask, environment: RepoEnvironment | None) -> str:
-        if task.eval_script:
+        if not self.writes_eval_script(task, environment):
             return task.eval_script
-        return default_eval_script(task, environment.test_command if environment else DEFAULT_TEST_COMMAND)
+        command = (environment.test_command if environment else DEFAULT_TEST_COMMAND).replace(
+            PYTEST, f"{PYTEST} -p {VERDICT_PLUGIN} -o enable_assertion_pass_hook=true --rootdir {WORKDIR}", 1)
+        return default_eval_script(task, command, run_files=environment is None)
 
     def test_spec(self, task: SweTask, environment: RepoEnvironment | None):
         from swebench.harness.constants import FAIL_ONLY_REPOS, EvalType
@@ -223,8 +527,10 @@ class SweFamily:
                                "image": task.image or (environment.image if environment else "")})
 
     def _decide(self, task: SweTask, environment: RepoEnvironment | None, log: str, timed_out: bool,
-                artefact: dict) -> Grade:
-        """swebench's verdict on the eval log: parse it, compare with FAIL_TO_PASS/PASS_TO_PASS, resolve."""
+                artefact: dict, verdict: Verdict | None) -> Grade:
+        """swebench's verdict: the outcomes (polar's `verdict` record when there is one, else the eval log as
+        swebench's parser reads it) compared with FAIL_TO_PASS/PASS_TO_PASS and resolved. A graded test passed on
+        a forged equality, or a record and a log that disagree on a graded test, is tampering."""
         from swebench.harness.constants import (
             END_TEST_OUTPUT,
             FAIL_TO_PASS,
@@ -240,6 +546,7 @@ class SweFamily:
             get_eval_tests_report,
             get_logs_eval,
             get_resolution_status,
+            test_passed,
         )
 
         spec = self.test_spec(task, environment)
@@ -252,6 +559,23 @@ class SweFamily:
         with tempfile.TemporaryDirectory(prefix="polar-swe-log-") as tmp:
             (Path(tmp) / "test_output.txt").write_text(log)
             status_map, found = get_logs_eval(spec, str(Path(tmp) / "test_output.txt"))
+        if verdict is not None:
+            graded = (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)
+            forged = [f"{t}: {verdict.forged[t]}" for t in graded if t in verdict.forged
+                      and test_passed(t, verdict.outcomes)]
+            logged = status_map if found else {}
+            disagree = [t for t in graded if test_passed(t, verdict.outcomes) != test_passed(t, logged)]
+            log += (f"\n>>>>> polar verdict record: {len(verdict.outcomes)} test outcome(s)\n" if verdict.found else
+                    "\n>>>>> polar verdict record: missing (pytest did not finish its session): no test passed\n")
+            if forged:
+                return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact, tampered=(
+                    f"{len(forged)} graded test(s) passed on an equality the code under test forged ("
+                    f"{'; '.join(forged[:3])})"))
+            if disagree and not timed_out:
+                return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact, tampered=(
+                    f"the test log and polar's verdict record disagree on {len(disagree)} graded test(s) "
+                    f"({', '.join(disagree[:5])}): something in the repository wrote test results"))
+            status_map, found = verdict.outcomes, verdict.found and not timed_out
         report = get_eval_tests_report(status_map, {"instance_id": task.instance_id, FAIL_TO_PASS: spec.FAIL_TO_PASS,
                                                     PASS_TO_PASS: spec.PASS_TO_PASS},
                                        eval_type=EvalType(spec.eval_type))

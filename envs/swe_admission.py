@@ -5,8 +5,8 @@ An instance is admitted when
 - the empty patch does not, and no FAIL_TO_PASS test passes without the fix,
 - patches that sabotage the tests instead of fixing the code do not: one deletes the files the test patch
   touches, one adds a `conftest.py` that skips every test, one rewrites the failing tests to pass. They are
-  graded as given, without the filter that drops an agent's test edits, so the eval script and swebench's
-  grading must hold on their own.
+  graded as an agent's patch is (`grade_patch`: the filter, the clean environment, the verdict record), so the
+  whole grading path must hold; the red-team battery (tests/test_redteam_swe.py) goes further.
 Any failure names the instance and the reason. `polar tasks admit SUITE --sandbox S` runs it in parallel.
 """
 
@@ -79,7 +79,7 @@ async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Ad
         elif empty.components["f2p_frac"] > 0.0:
             result.reasons.append(f"some FAIL_TO_PASS tests already pass without the fix ({_report(empty.log)})")
         for name, patch in (await sabotage_patches(family, task, backend)).items():
-            grade = await family.grade_patch(task, patch, backend)  # unfiltered: the eval script must hold too
+            grade = await family.grade_patch(task, patch, backend)
             if grade.error:
                 result.reasons.append(f"grading the patch that would {name} failed: {grade.error}")
             elif grade.components["resolved"] != 0.0:

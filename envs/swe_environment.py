@@ -40,6 +40,8 @@ from polar.protocols import Mount, SandboxSpec
 from polar.tasks.swe import BUNDLED, SweTask
 
 WORKDIR = "/testbed"
+PYTEST = "python3 -m pytest"
+"""How every environment's `test_command` begins: polar's grader runs pytest its own way with the same arguments."""
 SITE = "/opt/polar-env/site"
 SANDBOX_PYTHON = "3.11"
 """The python3 of the docker base image (Debian bookworm) and of the hosts the local sandbox runs on."""
@@ -234,6 +236,9 @@ def load_environments(path: Path = ENVIRONMENTS_FILE) -> dict[tuple[str, str], R
         env = RepoEnvironment(repo=entry["repo"], version=entry["version"], sdist=path.parent / entry["sdist"],
                               sha256=entry["sha256"], requirements=tuple(entry["requirements"]),
                               test_command=entry["test_command"], licence=entry.get("licence", ""))
+        if not env.test_command.startswith(PYTEST + " "):
+            raise TaskFormatError(f"{path}: {env.repo} {env.version}'s test_command must run `{PYTEST} ...` (the "
+                                  f"grader runs pytest with its own verdict plugin), got {env.test_command!r}")
         found[(env.repo, env.version)] = env
     return found
 

@@ -86,12 +86,137 @@ class SweTask:
 
 def patch_files(diff: str) -> list[str]:
     """The paths a unified git diff touches, in order (both sides of a rename)."""
-    paths: list[str] = []
-    for match in re.finditer(r"^diff --git a/(\S+) b/(\S+)$", diff, re.M):
-        for path in match.groups():
-            if path not in paths:
-                paths.append(path)
-    return paths
+    return list(dict.fromkeys(path for block in diff_blocks(diff) for path in block.paths))
+
+
+@dataclass(frozen=True)
+class DiffBlock:
+    """One file's part of a git diff (from its `diff --git` line to the next), read strictly: anything `git apply`
+    or `patch` could read differently from this parser is a `problem`, and a block with a problem is never applied."""
+
+    text: str
+    paths: tuple[str, ...]
+    """Every path the block names: the `diff --git` line, `---`/`+++`, rename and copy lines (/dev/null left out)."""
+    symlink: str | None = None
+    """The target, when the block makes a symbolic link (mode 120000)."""
+    problem: str | None = None
+
+
+_EXTENDED = ("old mode ", "new mode ", "deleted file mode ", "new file mode ", "copy from ", "copy to ",
+             "rename from ", "rename to ", "similarity index ", "dissimilarity index ", "index ")
+_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BASE85 = re.compile(r"[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def diff_blocks(diff: str) -> list[DiffBlock]:
+    """The blocks of a git diff, in order. Text before the first `diff --git` line is a block of its own with a
+    problem (`git apply` and `patch` would read a plain unified diff hidden there)."""
+    lines = re.findall(r"[^\n]*\n|[^\n]+$", diff)
+    starts = [i for i, line in enumerate(lines) if line.startswith("diff --git ")]
+    head = "".join(lines[:starts[0] if starts else len(lines)])
+    blocks = [DiffBlock(head, (), problem="text outside any `diff --git` block")] if head.strip() else []
+    return blocks + [_block(lines[a:b]) for a, b in zip(starts, [*starts[1:], len(lines)], strict=False)]
+
+
+def unquote_path(name: str) -> str:
+    """A path as git prints it: C-quoted (octal bytes, backslash escapes) when it holds unusual characters."""
+    if not (len(name) >= 2 and name[0] == name[-1] == '"'):
+        return name
+    raw, i, body = bytearray(), 0, name[1:-1]
+    while i < len(body):
+        if body[i] == "\\" and re.fullmatch(r"[0-7]{3}", body[i + 1:i + 4]):
+            raw.append(int(body[i + 1:i + 4], 8))
+            i += 4
+        elif body[i] == "\\" and body[i + 1:i + 2] in _ESCAPES:
+            raw.append(_ESCAPES[body[i + 1]])
+            i += 2
+        else:
+            raw += body[i].encode()
+            i += 1
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _strip_prefix(name: str) -> str | None:
+    """A `---`/`+++`/`diff --git` name less its first component (`git apply -p1`); None for /dev/null."""
+    name = unquote_path(name.split("\t", 1)[0] if not name.startswith('"') else name)
+    return None if name == "/dev/null" else name.partition("/")[2]
+
+
+def _header_names(rest: str) -> list[str]:
+    """The two names of a `diff --git` line; none when they cannot be told apart (unquoted names with spaces)."""
+    if rest.startswith('"'):
+        first = _QUOTED.match(rest)
+        return [rest[:first.end()], rest[first.end() + 1:]] if first and rest[first.end():first.end() + 1] == " " \
+            else []
+    if rest.endswith('"'):
+        cut = rest.rfind(' "')
+        return [rest[:cut], rest[cut + 1:]] if cut > 0 else []
+    cuts = [i for i, c in enumerate(rest) if c == " " and rest[:i].partition("/")[2] == rest[i + 1:].partition("/")[2]]
+    if len(cuts) == 1 or rest.count(" ") == 1:
+        cut = cuts[0] if cuts else rest.index(" ")
+        return [rest[:cut], rest[cut + 1:]]
+    return []
+
+
+def _block(lines: list[str]) -> DiffBlock:
+    text, body = "".join(lines), [line.removesuffix("\n") for line in lines]
+    paths: list[str | None] = [_strip_prefix(n) for n in _header_names(body[0][len("diff --git "):])]
+    link, added, i = False, [], 1
+
+    def broken(problem: str) -> DiffBlock:
+        return DiffBlock(text, tuple(p for p in paths if p), problem=problem)
+
+    while i < len(body) and body[i].startswith(_EXTENDED):
+        for prefix in ("copy from ", "copy to ", "rename from ", "rename to "):
+            if body[i].startswith(prefix):
+                paths.append(unquote_path(body[i][len(prefix):]))
+        link = link or body[i] in ("new file mode 120000", "new mode 120000") or (
+            body[i].startswith("index ") and body[i].endswith(" 120000"))
+        i += 1
+    if i < len(body) and body[i].startswith("--- "):
+        if i + 1 == len(body) or not body[i + 1].startswith("+++ "):
+            return broken("a `---` line without its `+++` line")
+        paths += [_strip_prefix(body[i][4:]), _strip_prefix(body[i + 1][4:])]
+        i += 2
+        while i < len(body) and (hunk := _HUNK.match(body[i])):
+            old, new, i = int(hunk[1] or 1), int(hunk[2] or 1), i + 1
+            while old > 0 or new > 0:
+                tag = body[i][:1] if i < len(body) else "end"
+                if tag not in ("", " ", "-", "+", "\\"):
+                    return broken(f"a hunk shorter than its header says, or a stray line: {body[i - 1][:80]!r}")
+                old -= tag in ("", " ", "-")
+                new -= tag in ("", " ", "+")
+                if tag == "+":
+                    added.append(body[i][1:])
+                if old < 0 or new < 0:
+                    return broken("a hunk longer than its header says")
+                i += 1
+            while i < len(body) and body[i].startswith("\\"):
+                i += 1
+    elif i < len(body) and body[i] == "GIT binary patch":
+        i += 1
+        for _ in range(2):
+            if i == len(body) or not re.fullmatch(r"(literal|delta) \d+", body[i]):
+                break
+            i += 1
+            while i < len(body) and body[i]:
+                if not _BASE85.fullmatch(body[i]):
+                    return broken(f"a binary patch with a line that is not base85: {body[i][:80]!r}")
+                i += 1
+            i += 1
+    elif i < len(body) and body[i].startswith("Binary files "):
+        i += 1
+    if any(line.strip() for line in body[i:]):
+        return broken(f"a line that belongs to no part of a git diff: {body[i][:80]!r}")
+    named = [p for p in paths if p is not None]
+    if not named:
+        return broken("it names no file that can be told for sure")
+    for path in named:
+        if path.startswith("/") or any(part in ("", ".", "..") for part in path.split("/")):
+            return broken(f"the path {path!r} is not a plain path inside the repository")
+    return DiffBlock(text, tuple(dict.fromkeys(named)), symlink="\n".join(added) if link else None)
 
 
 def _text(row: dict, name: str, where: str, *, required: bool) -> str:

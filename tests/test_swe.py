@@ -16,14 +16,14 @@ from gymnasium.utils.env_checker import check_env
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.envs.swe import SweFamily, split_patch
+from polar.envs.swe import SweFamily, filter_patch
 from polar.envs.swe_admission import admit, admit_all
 from polar.envs.swe_environment import SITE
 from polar.errors import TaskFormatError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses import EXTERNAL
-from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance
+from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance, patch_files
 from polar.trace import load_schema
 
 register_envs()
@@ -49,7 +49,7 @@ def test_the_bundled_suite_spans_several_real_projects():
     assert len(TASKS) >= 8 and len({t.repo for t in TASKS}) >= 2
     for task in TASKS:
         assert task.FAIL_TO_PASS and task.PASS_TO_PASS and task.eval_script and task.log_parser == "parse_log_pytest"
-        assert set(task.test_files()).isdisjoint(split_patch(task.patch, [])[0])  # the gold patch is source only
+        assert set(task.test_files()).isdisjoint(patch_files(task.patch))  # the gold patch is source only
 
 
 def test_jsonl_and_parquet_round_trip(tmp_path):
@@ -91,8 +91,9 @@ def test_test_file_edits_never_reach_the_grader():
     sneaky = task.patch + task.test_patch + (
         "diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n"
         "@@ -0,0 +1 @@\n+import pytest\n")
-    kept, dropped = split_patch(sneaky, task.test_files())
-    assert kept == task.patch and set(dropped) == {*task.test_files(), "conftest.py"}
+    kept, dropped = filter_patch(sneaky, task)
+    assert kept == task.patch and dropped == [f"{f}: a test file" for f in task.test_files()] + [
+        "conftest.py: pytest configuration"]
 
 
 # --- grading and admission in real sandboxes -------------------------------------------------------------

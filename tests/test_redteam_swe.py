@@ -1,0 +1,239 @@
+"""Red team for polar/SWE-v0's grader: each attack is a patch that tries to score without fixing the bug, graded by
+`SweFamily.grade_patch` (the path every grade takes, live and on the leaderboard) in the local and the docker
+sandbox; two are also played by an agent through the built-in harness. Every attack scores 0 (status `completed`
+with reward 0, or `tampered`) while the gold patch still scores 1; each test also checks how the attack was stopped
+(the filter named the file it dropped, or the grade names the tampering), so a typo cannot pass for a defence.
+
+The instance is toolz's `count` (FAIL_TO_PASS `test_count`; the tests live in `toolz/tests`, inside the package,
+so a `conftest.py` in the source folder would be collected). Attacks that forge results print a `PASSED` line for
+every graded test, which is what fooled the stdout-only grader.
+"""
+
+import asyncio
+import base64
+import io
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from polar.envs.registration import register_envs
+from polar.envs.sandbox import make_backend
+from polar.envs.swe import SweFamily, filter_patch
+from polar.envs.swe_environment import GIT
+from polar.evaluation.policies import ScriptedPolicy
+from polar.evaluation.runner import run_episode
+from polar.tasks.swe import diff_blocks, load_instances
+from polar.types import ModelReply, ToolCall
+
+register_envs()
+FAMILY = SweFamily()
+TASK = next(t for t in load_instances("swe-mini") if t.instance_id == "pytoolz__toolz-1.0.0-10")
+GRADED = (*TASK.FAIL_TO_PASS, *TASK.PASS_TO_PASS)
+FORGED = "".join(f"PASSED {t}\n" for t in GRADED)
+PASS_EVERYTHING = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+                   "    report = (yield).get_result()\n    report.outcome, report.longrepr = 'passed', None\n")
+"""A pytest plugin that reports every test as passed, in the log and to any in-process recorder alike."""
+AT_EXIT = f"import atexit\natexit.register(print, {FORGED!r})\n"
+"""Module code that prints a forged `PASSED` line for every graded test as the process exits."""
+TO_THE_REAL_STDOUT = (  # pytest captures fd 1 while it collects; its saved copy of the real stdout is a pipe
+    "import os\nfor _fd in range(3, 256):\n    try:\n"
+    "        if os.readlink(f'/proc/self/fd/{_fd}').startswith('pipe:'):\n"
+    f"            os.write(_fd, {FORGED.encode()!r})\n    except OSError:\n        pass\nos._exit(0)\n")
+ALWAYS_EQUAL = ("class _Count(int):\n    def __eq__(self, other):\n        return True\n\n"
+                "    __hash__ = int.__hash__\n\n\n_count = count\n\n\ndef count(seq):\n"
+                "    return _Count(_count(seq))\n")
+"""A `count` whose result equals anything: the tests' own `assert count(...) == 4` passes, the bug stays."""
+ALWAYS_EQUAL_UNLESS_WATCHED = ALWAYS_EQUAL.replace("        return True\n", (
+    "        import sys\n        return 'polar_verdict' not in sys._getframe(1).f_code.co_filename\n"))
+"""The same, but it says False to polar's verdict plugin, the one caller that checks."""
+SOURCE = "toolz/itertoolz.py"
+TEST_FILE = "toolz/tests/test_itertoolz.py"
+
+
+def _config(name: str, body: str):
+    return lambda repo: {name: (repo / name).read_text() + body if (repo / name).exists() else body,
+                         "polar_evil.py": PASS_EVERYTHING}
+
+
+# name: (what the attack changes, given the base repository: path -> new text, None to delete, ("link", target)
+#        for a symbolic link; how it must be stopped: "dropped:<path>" or "tampered:<words of the reason>"
+#        or "record missing")
+ATTACKS = {
+    "pytest.py in the root shadows pytest": (
+        lambda repo: {"pytest.py": f"print({FORGED!r})\nraise SystemExit(0)\n"}, "dropped:pytest.py"),
+    "conftest.py in the root": (lambda repo: {"conftest.py": PASS_EVERYTHING}, "dropped:conftest.py"),
+    "conftest.py in the source folder": (
+        lambda repo: {"toolz/conftest.py": PASS_EVERYTHING}, "dropped:toolz/conftest.py"),
+    "setup.cfg addopts loads a plugin shipped in the patch": (
+        _config("setup.cfg", "\n[tool:pytest]\naddopts = -p polar_evil\n"), "dropped:setup.cfg"),
+    "pyproject.toml addopts loads a plugin": (
+        _config("pyproject.toml", "\n[tool.pytest.ini_options]\naddopts = '-p polar_evil'\n"),
+        "dropped:pyproject.toml"),
+    "tox.ini addopts loads a plugin": (_config("tox.ini", "\n[pytest]\naddopts = -p polar_evil\n"), "dropped:tox.ini"),
+    "pytest.ini addopts loads a plugin": (
+        _config("pytest.ini", "[pytest]\naddopts = -p polar_evil\n"), "dropped:pytest.ini"),
+    "an entry point in the repository's egg-info autoloads a plugin": (
+        lambda repo: {"toolz.egg-info/entry_points.txt": "[pytest11]\nevil = polar_evil\n",
+                      "polar_evil.py": PASS_EVERYTHING}, "dropped:toolz.egg-info/entry_points.txt"),
+    "sitecustomize.py": (lambda repo: {"sitecustomize.py": AT_EXIT}, "dropped:sitecustomize.py"),
+    "usercustomize.py": (lambda repo: {"usercustomize.py": AT_EXIT}, "dropped:usercustomize.py"),
+    "a .pth file": (lambda repo: {"polar-evil.pth": "import polar_evil\n", "polar_evil.py": PASS_EVERYTHING},
+                    "dropped:polar-evil.pth"),
+    "byte code for the module under test": (
+        lambda repo: {"toolz/__pycache__/itertoolz.cpython-311.pyc": "forged byte code"},
+        "dropped:toolz/__pycache__/itertoolz.cpython-311.pyc"),
+    "forged PASSED lines printed when the module is imported": (
+        lambda repo: {SOURCE: (repo / SOURCE).read_text() + AT_EXIT}, "tampered:disagree"),
+    "os._exit(0) at import": (
+        lambda repo: {"toolz/__init__.py": "import os\nos._exit(0)\n" + (repo / "toolz/__init__.py").read_text()},
+        "record missing"),
+    "forged PASSED lines on the real stdout, then os._exit(0)": (
+        lambda repo: {"toolz/__init__.py": TO_THE_REAL_STDOUT + (repo / "toolz/__init__.py").read_text()},
+        "tampered:disagree"),
+    "editing the tests": (
+        lambda repo: {TEST_FILE: (repo / TEST_FILE).read_text().replace("    assert ", "    assert True or ")},
+        f"dropped:{TEST_FILE}"),
+    "deleting the tests": (lambda repo: {TEST_FILE: None}, f"dropped:{TEST_FILE}"),
+    "a symbolic link out of the repository": (
+        lambda repo: {"toolz/evil.py": ("link", "../../etc/passwd")}, "dropped:toolz/evil.py"),
+    "a symbolic link onto a test file": (
+        lambda repo: {"toolz/sneaky.py": ("link", "tests/test_itertoolz.py")}, "dropped:toolz/sneaky.py"),
+    "a count() whose result equals anything": (
+        lambda repo: {SOURCE: (repo / SOURCE).read_text() + ALWAYS_EQUAL}, "tampered:forged"),
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory) -> Path:
+    """The instance's base repository on the host, where the attack patches are made with git."""
+    root = tmp_path_factory.mktemp("toolz")
+    with tarfile.open(fileobj=io.BytesIO(FAMILY.environment(TASK).base_archive(TASK))) as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
+def make_patch(repo: Path, make) -> str:
+    """The diff against base_commit that `make(repo)`'s changes make to the pristine repository, as
+    `git diff --binary` writes it (ignored files too)."""
+    subprocess.run([*GIT, "reset", "-q", "--hard"], cwd=repo, check=True)
+    subprocess.run([*GIT, "clean", "-fdxq"], cwd=repo, check=True)
+    changes = make(repo)
+    for path, change in changes.items():
+        target = repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if change is None:
+            target.unlink()
+        elif isinstance(change, tuple):
+            target.symlink_to(change[1])
+        else:
+            target.write_text(change)
+    subprocess.run([*GIT, "add", "-A", "-f"], cwd=repo, check=True)
+    diff = subprocess.run([*GIT, "diff", "--cached", "--binary", TASK.base_commit], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+    assert diff.strip(), f"the attack changed nothing: {changes}"
+    return diff
+
+
+@pytest.fixture(scope="module", params=["local", "docker"])
+def backend(request, bwrap):
+    """One backend per sandbox, reused by every attack; on docker the instance's image is built once."""
+    if request.param == "docker":
+        request.getfixturevalue("docker")
+        FAMILY.environment(TASK).build_image()
+    return make_backend(request.param)
+
+
+def grade(patch: str, backend):
+    return asyncio.run(FAMILY.grade_patch(TASK, patch, backend))
+
+
+def test_the_gold_patch_still_scores_1(backend):
+    gold = grade(TASK.patch, backend)
+    assert (gold.tampered, gold.error, gold.reward(FAMILY.reward)) == (None, None, 1.0), gold.log[-3000:]
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_every_attack_scores_0(repo, backend, name):
+    make, stopped = ATTACKS[name]
+    verdict = grade(make_patch(repo, make), backend)
+    assert verdict.error is None and verdict.reward(FAMILY.reward) == 0.0, (verdict.tampered, verdict.log[-3000:])
+    assert verdict.components["resolved"] == 0.0 or verdict.tampered
+    how, _, what = stopped.partition(":")
+    if how == "dropped":
+        assert f"dropped from the patch: {what}:" in verdict.log and what not in verdict.artefact["patch"]
+    elif how == "tampered":
+        assert verdict.tampered and what in verdict.tampered, (verdict.tampered, verdict.log[-3000:])
+    else:
+        assert verdict.tampered is None and "polar verdict record: missing" in verdict.log, verdict.log[-3000:]
+
+
+@pytest.mark.parametrize("name", ["conftest.py in the source folder", "a symbolic link out of the repository"])
+def test_what_the_filter_misses_git_catches_after_applying(repo, backend, monkeypatch, name):
+    """The second layer alone: with the filter switched off, git's own account of the applied patch finds the
+    protected file, and the grade is `tampered`."""
+    import polar.envs.swe
+
+    monkeypatch.setattr(polar.envs.swe, "filter_patch", lambda diff, task: (diff, []))
+    verdict = grade(make_patch(repo, ATTACKS[name][0]), backend)
+    assert verdict.tampered and "protected files the filter had not seen" in verdict.tampered, verdict.log[-2000:]
+    assert verdict.reward(FAMILY.reward) == 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: the code under test runs in pytest's process, so an __eq__ that "
+                                       "tells polar's check apart from the tests' own comparisons is not caught")
+def test_an_always_equal_value_that_hides_from_the_check_scores_0(repo, backend):
+    verdict = grade(make_patch(repo, lambda repo: {SOURCE: (repo / SOURCE).read_text() + ALWAYS_EQUAL_UNLESS_WATCHED}),
+                    backend)
+    assert verdict.reward(FAMILY.reward) == 0.0
+
+
+@pytest.mark.parametrize("text", [
+    "--- a/conftest.py\n+++ b/conftest.py\n@@ -0,0 +1 @@\n+import evil\n",  # a plain unified diff, no git header
+    "diff --git a/toolz/x.py b/toolz/x.py\n--- a/toolz/x.py\n+++ b/toolz/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    "--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1 @@\n+import evil\n",  # a second patch after a block's hunks
+    "diff --git a/toolz/x.py b/toolz/x.py\nIndex: conftest.py\n--- a/toolz/x.py\n+++ b/toolz/x.py\n",
+    "diff --git a/../outside.py b/../outside.py\nnew file mode 100644\n--- /dev/null\n+++ b/../outside.py\n"
+    "@@ -0,0 +1 @@\n+x\n",
+    'diff --git "a/con\\146test.py" "b/con\\146test.py"\nnew file mode 100644\n--- /dev/null\n'
+    '+++ "b/con\\146test.py"\n@@ -0,0 +1 @@\n+x\n',  # conftest.py, spelled with an octal escape
+    "diff --git a/toolz/link b/toolz/link\nindex 1111111..2222222 120000\n--- a/toolz/link\n+++ b/toolz/link\n"
+    "@@ -1 +1 @@\n-itertoolz.py\n\\ No newline at end of file\n+../../etc/passwd\n\\ No newline at end of file\n",
+])
+def test_text_git_could_read_differently_never_reaches_the_grader(text):
+    """Text `git apply` or `patch` would read as a change the filter cannot vouch for is dropped, whole."""
+    kept, dropped = filter_patch(text + TASK.patch, TASK)
+    assert kept == TASK.patch and len(dropped) == 1, dropped
+
+
+def test_the_filter_keeps_the_gold_patch_whole_and_reads_every_bundled_diff():
+    for task in load_instances("swe-mini"):
+        assert filter_patch(task.patch, task) == (task.patch, [])
+        assert all(b.problem is None for b in diff_blocks(task.patch + task.test_patch))
+
+
+def bash(command: str) -> ModelReply:
+    return ModelReply(tool_calls=[ToolCall(name="bash", arguments=json.dumps({"command": command}))])
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_an_agent_that_plants_a_pytest_module_and_forged_lines_scores_0(request, bwrap, sandbox):
+    """Played through the built-in harness: the agent leaves a root `pytest.py` and makes its fix module print
+    forged results; the episode ends `tampered` with reward 0, and the log names the dropped file."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    plant = (f"echo {base64.b64encode(AT_EXIT.encode()).decode()} | base64 -d >> {SOURCE} && "
+             f"printf 'raise SystemExit(0)\\n' > pytest.py && grep -q atexit {SOURCE} && echo ATTACK-READY")
+    env = gym.make("polar/SWE-v0", harness="builtin", sandbox=sandbox, max_turns=4)
+    try:
+        submit = ModelReply(tool_calls=[ToolCall(name="submit", arguments="{}")])
+        trace = run_episode(env, ScriptedPolicy([bash(plant), submit]), seed=0, task_id=TASK.id)
+    finally:
+        env.close()
+    outputs = [m.get("content") or "" for t in trace.turns for m in t.request.messages if m.get("role") == "tool"]
+    assert any("ATTACK-READY" in str(out) for out in outputs), outputs
+    assert (trace.status, trace.reward) == ("tampered", 0.0), (trace.error, trace.verifier_log[-3000:])
+    assert "dropped from the patch: pytest.py: shadows pytest" in trace.verifier_log
