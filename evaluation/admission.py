@@ -1,6 +1,6 @@
 """`polar tasks admit SUITE`: grade every task of a suite for real, several at once, with a progress bar.
 
-A SWE-bench suite gets swebench's own checks (`polar.envs.swe_admission`: the gold patch resolves; an empty
+A SWE-bench suite gets swebench's own checks (`polar.envs.swe.admission`: the gold patch resolves; an empty
 patch and test-sabotaging ones do not). Any other suite (Code, Terminal, Web) is played through its env the way
 an agent plays it, with the built-in harness: the oracle policy, which replays the reference solution through
 the harness's tools, must score 1, and a policy that does nothing must score 0. Which family a suite belongs to
@@ -111,7 +111,7 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
     env_id, tasks = find_env(args.suite, args.env)
     wanted = args.tasks.split(",") if args.tasks else None
     if env_id == "polar/SWE-v0":
-        from polar.envs.swe_cli import admit_swe_suite
+        from polar.envs.swe.cli import admit_swe_suite
 
         return admit_swe_suite(tasks, args.suite, args.sandbox, args.jobs, wanted)
     ids = [task.id for task in select_tasks(tasks, wanted)]

@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+")
     validate.set_defaults(fn=cmd_trace_validate)
 
-    from polar.envs.swe_cli import add_parser as add_swe
+    from polar.envs.swe.cli import add_parser as add_swe
     from polar.evaluation.admission import add_parser as add_admission
     from polar.evaluation.report import add_parser as add_report
     from polar.leaderboard import add_parser as add_leaderboard

@@ -22,8 +22,8 @@ import pytest
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.envs.swe import SweFamily, filter_patch
-from polar.envs.swe_environment import GIT
+from polar.envs.swe.environment import GIT
+from polar.envs.swe.family import SweFamily, filter_patch
 from polar.evaluation.policies import ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.tasks.swe import diff_blocks, load_instances
@@ -175,9 +175,9 @@ def test_every_attack_scores_0(repo, backend, name):
 def test_what_the_filter_misses_git_catches_after_applying(repo, backend, monkeypatch, name):
     """The second layer alone: with the filter switched off, git's own account of the applied patch finds the
     protected file, and the grade is `tampered`."""
-    import polar.envs.swe
+    import polar.envs.swe.family
 
-    monkeypatch.setattr(polar.envs.swe, "filter_patch", lambda diff, task: (diff, []))
+    monkeypatch.setattr(polar.envs.swe.family, "filter_patch", lambda diff, task: (diff, []))
     verdict = grade(make_patch(repo, ATTACKS[name][0]), backend)
     assert verdict.tampered and "protected files the filter had not seen" in verdict.tampered, verdict.log[-2000:]
     assert verdict.reward(FAMILY.reward) == 0.0

@@ -16,9 +16,9 @@ from gymnasium.utils.env_checker import check_env
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.envs.swe import SweFamily, filter_patch
-from polar.envs.swe_admission import admit, admit_all
-from polar.envs.swe_environment import SITE
+from polar.envs.swe.admission import admit, admit_all
+from polar.envs.swe.environment import SITE
+from polar.envs.swe.family import SweFamily, filter_patch
 from polar.errors import TaskFormatError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
@@ -255,7 +255,7 @@ def test_an_empty_reply_through_each_external_harness_is_graded_unresolved(harne
 def _cli(argv):
     import argparse
 
-    from polar.envs.swe_cli import add_parser
+    from polar.envs.swe.cli import add_parser
     from polar.evaluation.admission import add_parser as add_admission
 
     parser = argparse.ArgumentParser()
@@ -280,7 +280,7 @@ def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
     (never pulled) and graded with the instance's own eval script; polar's environment is not involved."""
     import subprocess
 
-    from polar.envs.swe_environment import official_image
+    from polar.envs.swe.environment import official_image
 
     task = TASKS[0]
     environment = FAMILY.environment(task)
@@ -296,3 +296,12 @@ def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
     finally:
         subprocess.run([docker, "rmi", "-f", tag], capture_output=True)
     assert official_image(task) is None
+
+
+def test_the_verdict_plugin_names_the_graders_paths():
+    """The plugin runs standalone in the grading sandbox, so it spells out the paths the family reads."""
+    from polar.envs.swe.environment import WORKDIR
+    from polar.envs.swe.family import PLUGIN_SOURCE, VERDICT_RECORD
+
+    assert f'"{WORKDIR}"' in PLUGIN_SOURCE and f'"{VERDICT_RECORD}.part"' in PLUGIN_SOURCE
+    compile(PLUGIN_SOURCE, "polar_verdict.py", "exec")

@@ -37,8 +37,8 @@ from pathlib import Path
 
 from swebench.harness.log_parsers.python import parse_log_pytest
 
-from polar.envs.swe import default_eval_script
-from polar.envs.swe_environment import GIT, RepoEnvironment, commit_tree
+from polar.envs.swe.environment import GIT, RepoEnvironment, commit_tree
+from polar.envs.swe.family import default_eval_script
 from polar.tasks.swe import SweTask
 
 HERE = Path(__file__).parent

@@ -13,8 +13,8 @@ def cmd_images_build(args: argparse.Namespace) -> int:
     """Build (or find cached) the docker image of every repository environment the suite needs."""
     from tqdm import tqdm
 
-    from polar.envs.swe import SweFamily
-    from polar.envs.swe_environment import official_image
+    from polar.envs.swe.environment import official_image
+    from polar.envs.swe.family import SweFamily
 
     family = SweFamily()
     tasks = family.load_tasks(args.suite)
@@ -43,8 +43,8 @@ def admit_swe_suite(tasks: list[Any], suite: str, sandbox: str, jobs: int, wante
     from tqdm import tqdm
 
     from polar.envs.sandbox import make_backend
-    from polar.envs.swe import SweFamily
-    from polar.envs.swe_admission import Admission, admit_all
+    from polar.envs.swe.admission import Admission, admit_all
+    from polar.envs.swe.family import SweFamily
 
     family = SweFamily()
     tasks = select_tasks(tasks, wanted)

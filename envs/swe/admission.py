@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from polar.envs.swe import SweFamily
+from polar.envs.swe.family import SweFamily
 from polar.errors import PolarError
 from polar.protocols import SandboxBackend
 from polar.tasks.swe import SweTask

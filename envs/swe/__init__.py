@@ -1,0 +1,10 @@
+"""polar/SWE-v0: fix an issue in a real repository; swebench's own log parsers and grading decide.
+
+`family.py` is the family (the patch filter, grading in a fresh sandbox, the verdict record); `polar_verdict.py` is
+the pytest plugin grading copies into that sandbox; `environment.py` builds each repository's environment;
+`admission.py` checks a suite (gold resolves, empty and sabotaging patches do not); `cli.py` is `polar images`.
+"""
+
+from polar.envs.swe.family import SweFamily
+
+__all__ = ["SweFamily"]
