@@ -1,7 +1,7 @@
 """polar/Web-v0: tasks on small web apps, done in a real Chromium, graded from the app's server-side state.
 
 Each episode gets a fresh instance of the task's app, served by the env on loopback, and its own browser open
-on the app's start page (`envs/browser.py`). The agent acts only through the browser tools: the built-in
+on the app's start page (`browser.py`). The agent acts only through the browser tools: the built-in
 harness offers them as function tools, external harnesses reach them over MCP through the gateway. The agent's
 sandbox has no network, so the app is reachable through the browser alone.
 
