@@ -171,6 +171,16 @@ def test_every_attack_scores_0(repo, backend, name):
         assert verdict.tampered is None and "polar verdict record: missing" in verdict.log, verdict.log[-3000:]
 
 
+@pytest.mark.parametrize("name", ["pytest.py in the root shadows pytest",
+                                  "forged PASSED lines printed when the module is imported"])
+def test_the_leaderboard_re_grade_of_an_attack_artefact_scores_0(repo, backend, name):
+    """A submission carrying the raw attack patch with the rewards of a solved run: `regrade` (what
+    `polar leaderboard validate` calls) filters and grades it again, so the recorded 1 cannot stand."""
+    make, _ = ATTACKS[name]
+    verdict = asyncio.run(FAMILY.regrade(TASK, {"patch": make_patch(repo, make)}, backend))
+    assert verdict.reward(FAMILY.reward) == 0.0, (verdict.tampered, verdict.log[-3000:])
+
+
 @pytest.mark.parametrize("name", ["conftest.py in the source folder", "a symbolic link out of the repository"])
 def test_what_the_filter_misses_git_catches_after_applying(repo, backend, monkeypatch, name):
     """The second layer alone: with the filter switched off, git's own account of the applied patch finds the
