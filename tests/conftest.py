@@ -69,3 +69,16 @@ def docker() -> str:
             pytest.fail(message + " — CI must run this test for real")
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(params=["local", "docker"])
+def backend(request) -> str:
+    """The name of each isolating sandbox backend, with what it needs checked (and the docker base image built)."""
+    if request.param == "local":
+        request.getfixturevalue("bwrap")
+    else:
+        request.getfixturevalue("docker")
+        from polar.envs.sandbox.images import build_base_image
+
+        build_base_image()
+    return request.param

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from polar.envs.sandbox import make_backend
-from polar.envs.sandbox.images import build_base_image
 from polar.harnesses.builtin import BuiltinHarness
 from polar.protocols import HarnessExit, Mount, SandboxSpec
 from polar.types import ModelReply, ToolCall
@@ -83,14 +82,6 @@ def test_submit_tool_ends_after_earlier_calls_in_the_same_reply(bwrap):
     assert isinstance(outs[0], HarnessExit)
 
 
-@pytest.fixture(params=["local", "docker"])
-def backend(request):
-    if request.param == "local":
-        request.getfixturevalue("bwrap")
-    else:
-        request.getfixturevalue("docker")
-        build_base_image()
-    return request.param
 
 
 @pytest.fixture

@@ -73,18 +73,9 @@ def test_mounts_are_read_only_or_writable_as_asked(image, tmp_path):
     assert (tmp_path / "rw" / "out.txt").read_text() == "out\n"
 
 
-def test_timeout_kills_the_command_tree_inside_the_container(image):
+def test_a_stuck_shell_is_replaced_by_exactly_one_new_driver(image):
     async def body(s):
-        await s.exec("sleep 300 >/dev/null 2>&1 &")
-        await asyncio.sleep(0.05)
-        started = time.monotonic()
-        r = await s.exec("bash -c 'sleep 100 & sleep 100; wait'", timeout=1)
-        assert r.timed_out and time.monotonic() - started < 5
-        ps = (await s.exec("ps -eo args")).output
-        assert "sleep 100" not in ps and "sleep 300" in ps
-        assert (await s.exec("echo alive")).output == "alive\n"
-        # a shell stuck in a builtin loop is killed inside the container, and a new one takes over
-        r = await s.exec("while :; do :; done", timeout=1)
+        r = await s.exec("while :; do :; done", timeout=1)  # killed inside the container; a new shell takes over
         assert r.timed_out and "restarted" in r.output
         assert (await s.exec("echo back")).output.endswith("back\n")
         # one driver is left: `docker exec` gives it parent pid 0 (a forked pipeline child has the driver's)

@@ -16,7 +16,6 @@ import pytest
 
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.disk import volume
-from polar.envs.sandbox.images import build_base_image
 from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
 
@@ -27,14 +26,6 @@ def run(coro):
     return asyncio.run(coro)
 
 
-@pytest.fixture(params=["local", "docker"])
-def backend(request) -> str:
-    if request.param == "local":
-        request.getfixturevalue("bwrap")
-    else:
-        request.getfixturevalue("docker")
-        build_base_image()
-    return request.param
 
 
 async def with_sandbox(backend: str, fn, spec: SandboxSpec | None = None):
@@ -143,7 +134,8 @@ def test_reset_processes_kills_what_the_agent_started_and_keeps_the_tasks_servic
         await s.exec("nohup sleep 700 >/dev/null 2>&1 &")  # the task's service
         await s.mark_processes()
         await s.exec("export AGENT=1; env() { echo forged; }; trap 'echo trapped' EXIT; echo kept > f.txt")
-        await s.exec("(setsid sh -c 'while :; do sleep 702; done' >/dev/null 2>&1 &); nohup sleep 701 >/dev/null 2>&1 &")
+        await s.exec("(setsid sh -c 'while :; do sleep 702; done' >/dev/null 2>&1 &); "
+                     "nohup sleep 701 >/dev/null 2>&1 &")
         await s.reset_processes()
         ps = (await s.exec("ps -eo args")).output
         assert "sleep 700" in ps and "sleep 701" not in ps and "sleep 702" not in ps, ps
