@@ -16,6 +16,12 @@ through absolute paths, as `env -i ... /bin/bash --noprofile --norc /tests/test.
 sandbox had after setup (never what the agent exported; no BASH_ENV), a fresh empty HOME, and Python told to
 ignore user site-packages (`PYTHONNOUSERSITE`). Its reward file is
 read by the rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
+
+The artefact is what the agent changed since setup (`terminal_changes.py`): the files, taken after the process reset
+and before the tests are copied in, and which of the task's own processes it ended. `regrade` sets the task up in a
+fresh sandbox, puts those changes back through the sandbox's shell, and grades exactly as `grade` does. The task's
+services start at a fixed pid (a multiple of 500), so a re-grade's setup makes the same processes with the same ids:
+a task's tests may compare a pid the agent wrote down.
 """
 
 from __future__ import annotations
@@ -25,16 +31,32 @@ import base64
 import io
 import shlex
 import tarfile
+import time
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 from polar.envs.dockerfile_replay import DockerOnly, Step, plan, replay
+from polar.envs.sandbox.base import ShellSandbox
 from polar.envs.sandbox.docker import DockerSandbox
+from polar.envs.sandbox.shell import kill_quietly
+from polar.envs.terminal_changes import (
+    GRADING_DIRS,
+    Changes,
+    Snapshot,
+    TooLarge,
+    apply,
+    compare,
+    decode,
+    docker_snapshot,
+    encode,
+    local_snapshot,
+)
 from polar.envs.terminal_tamper import command_words, docker_tampering, local_shadows, module_shadows
 from polar.errors import SandboxError, VerifierError
 from polar.protocols import Grade, RunCommand, Sandbox, SandboxBackend, SandboxSpec, WriteFile
 from polar.reward import RewardComponent, RewardSpec
-from polar.tasks.harbor import TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
+from polar.tasks.harbor import SOLUTION_DIR, TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
 
 WRITABLE_DIRS = ("/tests", "/logs", "/solution")
 """Harbor's fixed paths outside the working directory: tests, verifier and agent logs, the reference solution."""
@@ -44,6 +66,10 @@ _SKIP_ENV = {"PWD", "OLDPWD", "SHLVL", "_"}
 _HOOKS = {"BASH_ENV", "ENV", "HOME", "PROMPT_COMMAND", "PYTHONSTARTUP"}
 """Variables that make a shell or Python run a file at start, or name HOME: the verifier never inherits them."""
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
+             'while read -r n < /proc/sys/kernel/ns_last_pid && [ "$n" -lt "$t" ]; do ( : ); done; ')
+"""Shell that uses up process ids (subshells, one at a time) up to the next multiple of 500, so what runs next gets
+the same ids in every sandbox of the task (the engine's `docker exec` takes a varying few before setup)."""
 
 
 _PLANS: weakref.WeakKeyDictionary[HarborTask, list[Step] | str] = weakref.WeakKeyDictionary()
@@ -77,6 +103,40 @@ def _pack(files: dict[str, bytes]) -> bytes:
     return out.getvalue()
 
 
+def _agent_places(task: HarborTask, environment: dict[str, str]) -> tuple[str, ...]:
+    """Where the agent can write in the local sandbox besides the task's writable dirs."""
+    return task.workdir, "/tmp", environment.get("HOME", "/home")
+
+
+@dataclass
+class _Setup:
+    """What one episode's setup left, kept for its grading: the environment test.sh gets, the state the agent's
+    changes are measured from, and what the task's services started ({(host pid, start ticks): (pid inside, command
+    line as setup last saw it: a process that is still exec'ing shows its starter's)})."""
+
+    environment: dict[str, str]
+    baseline: Snapshot
+    services: dict[tuple[int, int], tuple[int, list[str]]]
+
+
+def _task_processes(sandbox: Sandbox) -> dict[tuple[int, int], tuple[int, list[str]]]:
+    """The sandbox's processes but its shell's, read from this machine's /proc (nothing inside answers)."""
+    if not isinstance(sandbox, ShellSandbox):
+        return {}
+    own, found = sandbox.session.own_pids(), {}
+    for pid, start in sandbox.processes().items():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                inside = next((line.split()[-1] for line in f if line.startswith("NSpid:")), "")
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
+        except OSError:
+            continue
+        if pid not in own and inside.isdigit():
+            found[(pid, start)] = (int(inside), args)
+    return found
+
+
 class TerminalFamily:
     """Task loading, sandbox setup and grading for polar/Terminal-v0."""
 
@@ -90,7 +150,9 @@ class TerminalFamily:
     )
 
     def __init__(self) -> None:
-        self._environments: weakref.WeakKeyDictionary[Sandbox, dict[str, str]] = weakref.WeakKeyDictionary()
+        self._setups: weakref.WeakKeyDictionary[Sandbox, _Setup] = weakref.WeakKeyDictionary()
+        """Per episode, by its sandbox (the episode's only handle that reaches `grade`; what `setup` returns is
+        the harness's tools); it goes with the sandbox."""
 
     def load_tasks(self, suite: str | None) -> list[HarborTask]:
         return load_suite(suite)
@@ -118,34 +180,102 @@ class TerminalFamily:
         if result.exit_code != 0:
             raise SandboxError(f"task {task.id}: preparing the sandbox failed: {result.output[-2000:]}")
         entries = base64.b64decode(result.output).decode(errors="replace").split("\0")
-        self._environments[sandbox] = {k: v for k, _, v in (e.partition("=") for e in entries if "=" in e)
-                                       if k not in _SKIP_ENV}
+        environment = {k: v for k, _, v in (e.partition("=") for e in entries if "=" in e) if k not in _SKIP_ENV}
+        before = _task_processes(sandbox) if task.services is not None else None
         if task.services is not None:
-            started = await sandbox.exec(f"cd {workdir} && {task.services}", timeout=task.agent_timeout_s)
+            started = await sandbox.exec(f"{_PAD_PIDS}cd {workdir} && {task.services}", timeout=task.agent_timeout_s)
             if started.exit_code != 0:
                 raise SandboxError(f"task {task.id}: its services (`[metadata.polar] services = {task.services!r}`) "
                                    f"did not start (exit code {started.exit_code}): {started.output[-2000:]}")
+        baseline = await self._snapshot(task, sandbox, environment)
+        # after the snapshot, so that a service has had time to exec its own command line
+        services = {} if before is None else {k: v for k, v in _task_processes(sandbox).items() if k not in before}
+        self._setups[sandbox] = _Setup(environment, baseline, services)
+
+    async def _snapshot(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str],
+                        base: Snapshot | None = None) -> Snapshot:
+        """What the places the agent can change hold (docker: the container against its image, by the engine)."""
+        if isinstance(sandbox, DockerSandbox):
+            skip = (*GRADING_DIRS, *(m.sandbox_path for m in sandbox.spec.mounts))
+            return await asyncio.to_thread(docker_snapshot, sandbox.client, sandbox.container_id, skip, base)
+        return await local_snapshot(sandbox, (*_agent_places(task, environment), SOLUTION_DIR), base)
+
+    async def _changes(self, task: HarborTask, sandbox: Sandbox) -> Changes:
+        """What the agent changed since setup (its processes must be dead): the episode's artefact."""
+        setup = self._setups[sandbox]
+        alive = _task_processes(sandbox) if setup.services else {}
+        ended = sorted(identity for key, identity in setup.services.items() if key not in alive)
+        try:
+            now = await self._snapshot(task, sandbox, setup.environment, setup.baseline)
+        except TooLarge as e:
+            return Changes(too_large=e.size)
+        return compare(setup.baseline, now, ended)
 
     def verifier_env(self, task: HarborTask, sandbox: Sandbox) -> dict[str, str]:
         """What test.sh runs with: the sandbox's environment after setup without start-up hooks, Python kept off the
         user's site-packages, then the task's own [verifier] env. Not PYTHONSAFEPATH: every program the tests run
         inherits it, and the agent's own code that they run (`python3 -m calc`, a script importing its siblings)
         needs its directory on sys.path; the working directory shadowing a test runner is checked instead."""
-        setup = self._environments.get(sandbox, {})
+        setup = self._setups[sandbox].environment
         env = {k: v for k, v in setup.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")}
         return {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **task.verifier_env}
 
     async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
-        """Check what the tests will execute, then run the pristine tests/test.sh in the agent's sandbox (which the
-        env has reset: no process of the agent's is left, the shell is fresh) and read the reward it wrote."""
+        """Record what the agent changed (the artefact), check what the tests will execute, then run the pristine
+        tests/test.sh in the agent's sandbox (which the env has reset: no process of the agent's is left, the shell
+        is fresh) and read the reward it wrote."""
+        if sandbox not in self._setups:
+            raise SandboxError(f"task {task.id}: this sandbox was not set up by this family; call setup() first")
+        changes = await self._changes(task, sandbox)
+        grade = await self._run_tests(task, sandbox)
+        grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
+        return grade
+
+    async def regrade(self, task: HarborTask, artefact: dict[str, Any], backend: SandboxBackend) -> Grade:
+        """Set the task up in a fresh sandbox from `backend`, end the task's processes the agent ended, put the
+        recorded files back, kill what that started, and grade as `grade` does (tampering included)."""
+        changes = decode(artefact)
+        if changes.too_large is not None:
+            return Grade(self.reward.zeros(), changes.summary(), error=f"task {task.id}: {changes.summary()}")
+        sandbox = await backend.start(self.sandbox_spec(task))
+        try:
+            await self.setup(task, sandbox)
+            await sandbox.mark_processes()
+            await self._end(sandbox, changes.ended)
+            await apply(sandbox, changes)
+            await sandbox.reset_processes()
+            return await self.grade(task, sandbox, backend)
+        finally:
+            await sandbox.stop()
+
+    async def _end(self, sandbox: Sandbox, ended: list[tuple[int, list[str]]], wait_s: float = 5.0) -> None:
+        """Kill the processes of the task's services that the artefact says were gone: the one with the same pid (the
+        services start at a fixed pid, so it is the same process), else the next with that command line."""
+        left = dict(self._setups[sandbox].services)
+        victims = []
+        for pid, args in ended:
+            key = next((k for k, v in left.items() if v[0] == pid), None) or \
+                next((k for k, v in left.items() if v[1] == args), None)
+            if key is None:
+                raise ValueError(f"artefact ended names process {pid} `{' '.join(args)}`, which the task's services "
+                                 "did not start")
+            victims.append(key)
+            del left[key]
+        for pid, _ in victims:
+            kill_quietly(pid)
+        deadline = time.monotonic() + wait_s
+        while any(key in _task_processes(sandbox) for key in victims) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    async def _run_tests(self, task: HarborTask, sandbox: Sandbox) -> Grade:
         env = self.verifier_env(task, sandbox)
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
         if isinstance(sandbox, DockerSandbox):
             found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words)
         else:
-            home = self._environments.get(sandbox, {}).get("HOME", "/home")
-            found = await local_shadows(sandbox, env["PATH"], words, (task.workdir, "/tmp", home, *WRITABLE_DIRS))
+            places = (*_agent_places(task, self._setups[sandbox].environment), *WRITABLE_DIRS)
+            found = await local_shadows(sandbox, env["PATH"], words, places)
         found += await module_shadows(sandbox, script, task.workdir, env["PATH"]) if not found else []
         if found:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +

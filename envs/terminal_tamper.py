@@ -46,7 +46,7 @@ _STEERING = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.in
 _STDLIB = re.compile(r"^/usr(/local)?/lib/python3\.\d+/(?!(dist|site)-packages(/|$))")
 _SITE = re.compile(r"^/usr(/local)?/lib/python(3|3\.\d+)/(dist|site)-packages/")
 _VERSION = re.compile(r"/python(3\.\d+)/")
-_KINDS = {0: "changed", 1: "added", 2: "deleted"}
+DIFF_KINDS = {0: "changed", 1: "added", 2: "deleted"}
 _BUILTINS = frozenset("""alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs
 disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout mapfile
 popd printf pushd pwd read readarray readonly return set shift shopt source suspend test times trap true type
@@ -88,9 +88,9 @@ def command_words(script: str) -> set[str]:
 
 def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str]) -> list[str]:
     """What the agent changed in the container that grading would execute, one line each; [] when nothing."""
-    changes = {c["Path"]: _KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
+    changes = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
     parents = {posixpath.dirname(p) for p in changes}
-    stat = cache(lambda path: _stat(client, container_id, path))
+    stat = cache(lambda path: engine_stat(client, container_id, path))
     found = [f"{kind} {path}: {why}" for path, kind in sorted(changes.items())
              if path not in parents and (why := _sensitive(path, kind))]
     path_dirs = _canonical(stat, [d for d in search_path.split(":") if d.startswith("/")])
@@ -181,7 +181,7 @@ def _runs_code(path: str, read: Callable[[], bytes | None]) -> str | None:
     return None
 
 
-def _stat(client: Any, container_id: str, path: str) -> dict | None:
+def engine_stat(client: Any, container_id: str, path: str) -> dict | None:
     """The engine's stat of a path in the container (`linkTarget` fully resolved), or None when it is absent."""
     response = client.api.head(client.api._url("/containers/{0}/archive", container_id), params={"path": path})
     header = response.headers.get("X-Docker-Container-Path-Stat")

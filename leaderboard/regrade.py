@@ -35,6 +35,9 @@ def regrade_episodes(checked: Checked, sandbox: str, jobs: int = 4) -> list[str]
                 grade = await family.regrade(checked.tasks[key[0]], trace.artefact, backend)
             except ValueError as e:
                 return f"{label(key, trace)}: its artefact cannot be re-graded: {e}"
+        if grade.error is not None and trace.reward != 0.0:
+            return (f"{label(key, trace)}: re-grading could not grade it ({grade.error}), "
+                    f"yet its reward is {trace.reward:g}")
         if grade.tampered is not None and trace.reward != 0.0:
             return (f"{label(key, trace)}: re-grading found tampering ({grade.tampered}), "
                     f"yet its reward is {trace.reward:g}")

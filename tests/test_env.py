@@ -12,10 +12,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from polar.envs.recording import RecordTraces
-from polar.envs.registration import register_envs
+from polar.envs.registration import ENVS, FAMILIES, load_family, register_envs
 from polar.errors import TaskFormatError, UnknownNameError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.protocols import EnvFamily
 from polar.trace import Trace, load_schema, read_jsonl
 from polar.types import ModelReply, ToolCall
 
@@ -44,8 +45,16 @@ def test_gym_make_works_without_importing_polar_first():
     assert out.returncode == 0 and out.stdout.strip() == "PolarEnv", out.stderr[-2000:]
 
 
-def test_check_env_passes(env):
-    check_env(env.unwrapped, skip_render_check=True)
+@pytest.mark.parametrize("env_id", sorted(ENVS))
+def test_check_env_passes_on_every_env(request, bwrap, env_id):
+    """Gymnasium's own checker, once over every registered id, with the builtin harness and the local sandbox."""
+    if env_id == "polar/Web-v0":
+        request.getfixturevalue("chromium")
+    env = gym.make(env_id, max_turns=4)
+    try:
+        check_env(env.unwrapped, skip_render_check=True)
+    finally:
+        env.close()
 
 
 def test_same_seed_same_task_and_first_observation(env):
@@ -180,6 +189,13 @@ def test_works_under_a_gymnasium_vector_env(bwrap):
         assert list(truncated) == [True, True] and list(rewards) == [0.0, 0.0]
     finally:
         venv.close()
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_every_family_implements_the_env_family_contract(name):
+    family = load_family(name)
+    assert isinstance(family, EnvFamily), [m for m in ("regrade", "grade", "setup") if not hasattr(family, m)]
+    assert family.reward.names() and family.env_id.startswith("polar/")
 
 
 def test_shipped_schema_matches_the_types():

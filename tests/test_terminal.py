@@ -3,6 +3,7 @@ of every bundled task in the local and the docker sandbox, episodes through gym.
 and Claude Code."""
 
 import asyncio
+import base64
 import json
 import subprocess
 from collections import Counter
@@ -331,3 +332,101 @@ def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tm
 
     grade = asyncio.run(main())
     assert grade.error is None and grade.components == {"reward": 0.5}, grade.log
+
+
+# --- the artefact: what the agent changed, re-graded in a fresh sandbox -------------------------------------------
+
+REGRADED = {"csv-group-totals": "/app/totals.csv", "git-revert-commit": "/app/repo/config.ini",
+            "kill-runaway-process": "/app/runaway.pid"}
+"""A task that writes a file in the workdir, one that commits in a git repository, one whose setup starts services
+(the agent kills one and writes its pid down): what each oracle's artefact must hold."""
+NO_CHANGES = {"changes": [], "deleted": [], "ended": []}
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_an_episode_s_artefact_re_grades_to_its_reward_in_a_fresh_sandbox(request, bwrap, sandbox):
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    family, backend = TerminalFamily(), make_backend(sandbox)
+    env = gym.make("polar/Terminal-v0", sandbox=sandbox, max_turns=8, time_limit_s=300)
+    try:
+        traces = {(tid, policy.name): run_episode(env, policy, seed=0, task_id=tid)
+                  for tid in REGRADED for policy in (OraclePolicy(), SUBMIT)}
+    finally:
+        env.close()
+    tasks = {t.id: t for t in TASKS}
+
+    async def regrade_all():
+        return await asyncio.gather(*(family.regrade(tasks[tid], json.loads(json.dumps(t.artefact)), backend)
+                                      for (tid, _), t in traces.items()))
+
+    for ((tid, policy), trace), grade in zip(traces.items(), asyncio.run(regrade_all()), strict=True):
+        solved = policy == "oracle"
+        assert trace.reward == (1.0 if solved else 0.0), (tid, policy, trace.status, trace.verifier_log[-1500:])
+        assert (grade.reward(family.reward), grade.components) == (trace.reward, trace.reward_components), \
+            (tid, policy, grade.error, grade.log[-1500:])
+        paths = [c["path"] for c in trace.artefact["changes"]]
+        assert (REGRADED[tid] in paths) == solved and not any(p.startswith(("/tests", "/logs")) for p in paths)
+        if not solved:
+            assert trace.artefact == NO_CHANGES, (tid, trace.artefact)
+    ended = traces[("kill-runaway-process", "oracle")].artefact["ended"]
+    assert [e["args"][-1] for e in ended] == ["reports"], ended
+
+
+@pytest.mark.parametrize("artefact, problem", [
+    ([], "got list"),
+    ({"changes": []}, "got the keys"),
+    ({**NO_CHANGES, "changes": [{"path": "app/x", "type": "dir", "mode": 0o755}]}, "changes.0..path 'app/x' is not"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/../etc/x", "type": "dir", "mode": 0o755}]}, "no `..`"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x\0", "type": "dir", "mode": 0o755}]}, "no NUL"),
+    ({**NO_CHANGES, "deleted": ["/"]}, r"deleted\[0\] '/' is not"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x", "type": "fifo"}]}, "must be file, dir or symlink"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x", "type": "dir", "mode": 0o10000}]}, "from 0 to 0o7777"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x", "type": "file", "mode": 0o644, "mtime": 0, "content": "%%"}]},
+     "must be base64"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x", "type": "symlink"}]}, "a symlink has path, type and target"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x", "type": "dir", "mode": 0o755}] * 2}, "listed twice"),
+    ({**NO_CHANGES, "ended": [{"pid": "1", "args": []}]}, r"ended\[0\] must be"),
+    ({**NO_CHANGES, "changes": [{"path": "/app/x", "type": "file", "mode": 0o644, "mtime": 0,
+                                 "content": "A" * (22 << 20)}]}, "past the 16 MiB"),
+    ({"too_large": 3}, "too_large must be"),
+])
+def test_a_malformed_artefact_is_refused_naming_what_is_wrong(bwrap, artefact, problem):
+    task = next(t for t in TASKS if t.id == "csv-group-totals")
+    with pytest.raises(ValueError, match=problem.replace(".0.", r"\[0\]")):
+        asyncio.run(TerminalFamily().regrade(task, artefact, make_backend("local")))
+
+
+def test_an_artefact_is_applied_inside_the_sandbox_and_one_it_cannot_hold_is_refused(bwrap):
+    """The local sandbox's system is the host's, read-only: an artefact that writes there was never an agent's."""
+    task = next(t for t in TASKS if t.id == "csv-group-totals")
+    python = {"path": "/usr/bin/python3", "type": "file", "mode": 0o755, "mtime": 0,
+              "content": base64.b64encode(b"#!/bin/sh\nexit 0\n").decode()}
+    before = Path("/usr/bin/python3").read_bytes()
+    with pytest.raises(ValueError, match="cannot be applied in a fresh sandbox"):
+        asyncio.run(TerminalFamily().regrade(task, {**NO_CHANGES, "changes": [python]}, make_backend("local")))
+    assert Path("/usr/bin/python3").read_bytes() == before
+
+
+def test_an_episode_past_the_content_cap_is_recorded_as_too_large_and_cannot_be_re_graded(bwrap):
+    from polar.envs.terminal_changes import CONTENT_CAP
+
+    task = next(t for t in TASKS if t.id == "csv-group-totals")
+    family, backend = TerminalFamily(), make_backend("local")
+
+    async def main():
+        sandbox = await backend.start(family.sandbox_spec(task))
+        try:
+            await family.setup(task, sandbox)
+            await sandbox.mark_processes()
+            await sandbox.exec(f"head -c {CONTENT_CAP + 1} /dev/zero > /app/big")
+            await sandbox.reset_processes()
+            return await family.grade(task, sandbox, backend)
+        finally:
+            await sandbox.stop()
+
+    grade = asyncio.run(main())
+    assert grade.artefact == {"too_large": {"bytes": CONTENT_CAP + 1, "cap": CONTENT_CAP}}
+    assert "cannot be re-graded" in grade.log and grade.components == {"reward": 0.0}
+    again = asyncio.run(family.regrade(task, grade.artefact, backend))
+    assert again.reward(family.reward) == 0.0 and "cannot be re-graded" in again.error
