@@ -232,3 +232,12 @@ def _seed(task: str, sample: int) -> int:
     from polar.evaluation.evaluate import episode_seed
 
     return episode_seed(0, task, sample)
+
+
+BUNDLED = sorted(p for p in (Path(__file__).parents[1] / "leaderboard" / "submissions").iterdir() if p.is_dir())
+
+
+@pytest.mark.parametrize("submission", BUNDLED, ids=lambda p: p.name)
+def test_every_bundled_submission_validates_with_todays_graders(bwrap, submission, capsys):
+    """The baselines were recorded with earlier graders; re-graded now they must still earn what they claim."""
+    assert leaderboard("validate", str(submission)) == 0, capsys.readouterr().out
