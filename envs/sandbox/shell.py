@@ -300,8 +300,15 @@ class ShellSession:
         without touching what it started (the task's services, which the sandbox keeps)."""
         if self.proc is None:
             return
-        kill_quietly(self.proc.pid)  # the client outside (nsenter, `docker exec`): the shell inside is dead already
-        await self.proc.wait()
+        # The client outside (nsenter, `docker exec`) stopped itself when the reset stopped its shell (nsenter passes
+        # job control on). Woken, it reaps the dead shell and exits; killed at once, it would leave that shell to the
+        # host's init, and the sandbox's pid namespace could not end until the host reaped it.
+        kill_quietly(self.proc.pid, signal.SIGCONT)
+        try:
+            await asyncio.wait_for(self.proc.wait(), 1.0)
+        except TimeoutError:
+            kill_quietly(self.proc.pid)
+            await self.proc.wait()
         self.proc = None
 
     async def close(self) -> None:
