@@ -29,7 +29,7 @@ def build_images() -> float:
     """Build (or find) every task's image before timing; returns the seconds it took."""
     import docker
 
-    from polar.envs.sandbox.dockerfile import image_for_dockerfile
+    from polar.envs.sandbox.dockerfile.build import image_for_dockerfile
 
     client, start = docker.from_env(), time.monotonic()
     for task in load_suite():

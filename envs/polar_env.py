@@ -44,6 +44,8 @@ class _Episode:
     sandbox: Sandbox | None = None
     tools: ToolSet | None = None
     """What the env provides the harness for this episode (a browser), when the family sets any up."""
+    state: Any = None
+    """The family's record of the episode, from `setup`, for `grade`."""
     run: HarnessRun | None = None
     pending: ModelRequest | None = None
     observed_at: float = 0.0
@@ -147,7 +149,8 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             spec = self.family.sandbox_spec(task, backend=self.sandbox_name)
             spec = replace(spec, mounts=spec.mounts + self.harness.sandbox_mounts())
             ep.sandbox = await self.backend.start(spec)
-            ep.tools = await self.family.setup(task, ep.sandbox)
+            setup = await self.family.setup(task, ep.sandbox)
+            ep.tools, ep.state = setup.tools, setup.state
             await ep.sandbox.mark_processes()  # what setup started (the task's services) outlives the agent's
             ep.run = await self.harness.launch(task, ep.sandbox, ep.tools)
         except BaseException:
@@ -226,7 +229,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
                 if run is not None:
                     await run.stop()
                 await ep.sandbox.reset_processes()
-                grade = await self.family.grade(ep.task, ep.sandbox, self.backend)
+                grade = await self.family.grade(ep.task, ep.sandbox, self.backend, ep.state)
             except (SandboxError, HarnessError, OSError) as e:
                 grade = Grade(self.family.reward.zeros(), error=f"grading failed: {e}")
         if grade.tampered is not None:

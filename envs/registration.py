@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 FAMILIES: dict[str, str] = {
     "code": "polar.envs.code:CodeFamily",
     "swe": "polar.envs.swe:SweFamily",
-    "terminal": "polar.envs.terminal:TerminalFamily",
+    "terminal": "polar.envs.terminal.family:TerminalFamily",
     "web": "polar.envs.web:WebFamily",
 }
 """Family name → the class implementing `polar.protocols.EnvFamily`."""

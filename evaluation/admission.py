@@ -1,10 +1,15 @@
-"""`polar tasks admit SUITE`: grade every task of a suite for real, several at once, with a progress bar.
+"""`polar tasks admit SUITE`: grade every task of a suite for real, several at once; one entry, one result type.
 
-A SWE-bench suite gets swebench's own checks (`polar.envs.swe.admission`: the gold patch resolves; an empty
-patch and test-sabotaging ones do not). Any other suite (Code, Terminal, Web) is played through its env the way
-an agent plays it, with the built-in harness: the oracle policy, which replays the reference solution through
-the harness's tools, must score 1, and a policy that does nothing must score 0. Which family a suite belongs to
-is found by loading it (`--env` says it outright).
+Which family a suite belongs to is found by loading it (`--env` says it outright); each loader's error is kept, so
+a suite no loader takes says what each one found wrong. The checks per family:
+- SWE-bench suites get swebench's own checks (`polar.envs.swe.admission`: the gold patch resolves; an empty patch
+  and test-sabotaging ones do not).
+- Any other suite (Code, Terminal, Web) is played through its env the way an agent plays it, with the built-in
+  harness: the oracle policy, which replays the reference solution through the harness's tools, must score 1,
+  and a policy that does nothing must score 0.
+A task that cannot run in the chosen sandbox at all (`SandboxUnsupported`: a docker-only task in the local one) is
+skipped there, neither admitted nor rejected. Every check returns `polar.protocols.Admission`; the CLI and the
+tests both call `admit_suite`.
 """
 
 from __future__ import annotations
@@ -12,12 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from polar.envs.registration import env_family
-from polar.errors import PolarError, TaskFormatError, UnknownNameError
+from polar.errors import PolarError, SandboxUnsupported, TaskFormatError, UnknownNameError
+from polar.protocols import Admission
 from polar.tasks import select_tasks
 
 if TYPE_CHECKING:
@@ -25,116 +30,138 @@ if TYPE_CHECKING:
 
 PLAYED = ("polar/Code-v0", "polar/Terminal-v0", "polar/Web-v0")
 """The envs whose suites are admitted by playing them; tried in this order when `--env` is not given."""
+SWE = "polar/SWE-v0"
 MAX_TURNS = 200
-"""Enough for the longest reference solution: the oracle takes one turn per step."""
+"""Enough for the longest reference solution through the built-in harness."""
 TIME_LIMIT_S = 600.0
 
 
-@dataclass
-class Verdict:
-    task_id: str
-    reasons: list[str] = field(default_factory=list)
-
-    @property
-    def admitted(self) -> bool:
-        return not self.reasons
-
-
 def find_env(suite: str, env_id: str | None = None) -> tuple[str, list[Any]]:
-    """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else a played family's
-    that loads it, else SWE-v0's (whose loader also takes dataset names, so it is tried last)."""
+    """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else the first family
+    whose loader takes it (SWE-v0's last: its loader also takes dataset names). When none does, the
+    `TaskFormatError` lists each loader's own error."""
     if env_id is not None:
-        return env_id, env_family(env_id)().load_tasks(suite)
-    for candidate in PLAYED:
+        return env_id, list(env_family(env_id)().load_tasks(suite))
+    errors = []
+    for candidate in (*PLAYED, SWE):
         try:
-            return candidate, env_family(candidate)().load_tasks(suite)
-        except (UnknownNameError, TaskFormatError, OSError, ValueError):
-            continue
-    return "polar/SWE-v0", env_family("polar/SWE-v0")().load_tasks(suite)
+            return candidate, list(env_family(candidate)().load_tasks(suite))
+        except (UnknownNameError, TaskFormatError, OSError, ValueError, ImportError) as e:
+            errors.append(f"  {candidate}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    raise TaskFormatError(f"no env family loads {suite!r}; each loader said:\n" + "\n".join(errors) +
+                          "\nPass --env to pick one, or fix the task files it names.")
 
 
-def _outcome(trace: Trace | str, want: float) -> str | None:
+def _outcome(trace: Trace, want: float) -> str | None:
     """Why an episode fails admission (it should have scored `want`), or None."""
-    if isinstance(trace, str):
-        return trace
     if trace.status != "completed" or trace.reward != want:
         return f"reward {trace.reward:g} ({trace.status}{': ' + trace.error if trace.error else ''})"
     return None
 
 
-async def admit_played(env_id: str, suite: str, sandbox: str, jobs: int, ids: list[str],
-                       progress: Callable[[Verdict], None] | None = None) -> list[Verdict]:
-    """Play each task twice, with the oracle and doing nothing, `jobs` episodes at a time; one env per worker."""
-    import gymnasium as gym
-
-    from polar.envs.registration import register_envs
+async def _play(env: Any, task_id: str) -> Admission:
+    """The oracle must score 1 and doing nothing 0, each in a fresh episode of `env`."""
     from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
     from polar.evaluation.runner import play_episode
 
-    register_envs()
+    admission = Admission(task_id)
+    for label, policy, want in (("oracle", OraclePolicy(), 1.0), ("no-op", ScriptedPolicy(["submit"]), 0.0)):
+        try:
+            trace = await play_episode(env, policy, seed=0, task_id=task_id)
+        except SandboxUnsupported as e:
+            admission.skipped = str(e)
+            return admission
+        except PolarError as e:  # a task that cannot start
+            admission.reasons.append(f"{label} should score {want:g}: {type(e).__name__}: {e}")
+            continue
+        if (why := _outcome(trace, want)) is not None:
+            admission.reasons.append(f"{label} should score {want:g}: {why}")
+    return admission
 
-    def make_env() -> Any:
-        return gym.make(env_id, harness="builtin", sandbox=sandbox, suite=suite, max_turns=MAX_TURNS,
-                        time_limit_s=TIME_LIMIT_S, disable_env_checker=True)
 
-    policies = {"oracle": (OraclePolicy(), 1.0), "no-op": (ScriptedPolicy(["submit"]), 0.0)}
-    queue: asyncio.Queue[str] = asyncio.Queue()
-    for task_id in ids:
-        queue.put_nowait(task_id)
-    verdicts: list[Verdict] = []
+async def admit_suite(suite: str, *, env_id: str | None = None, sandbox: str = "local", jobs: int = 2,
+                      task_ids: Sequence[str] | None = None,
+                      progress: Callable[[Admission], None] | None = None) -> tuple[str, list[Admission]]:
+    """Admit the suite's tasks (`task_ids`: only those), `jobs` at a time; the env id and one `Admission` per task
+    in the suite's order."""
+    env_id, tasks = await asyncio.to_thread(find_env, suite, env_id)
+    selected = select_tasks(tasks, list(task_ids) if task_ids else None)
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    for task in selected:
+        queue.put_nowait(task)
+    done: dict[str, Admission] = {}
+    envs: list[Any] = []
+
+    if env_id == SWE:
+        from polar.envs.sandbox import make_backend
+        from polar.envs.swe.admission import admit
+
+        family, backend = env_family(SWE)(), make_backend(sandbox)
+
+        def make_check() -> Any:
+            return lambda task: admit(family, task, backend)
+    else:
+        import gymnasium as gym
+
+        from polar.envs.registration import register_envs
+
+        register_envs()
+
+        def make_check() -> Any:
+            env = gym.make(env_id, harness="builtin", sandbox=sandbox, suite=suite, max_turns=MAX_TURNS,
+                           time_limit_s=TIME_LIMIT_S, disable_env_checker=True)
+            envs.append(env)
+            return lambda task: _play(env, task.id)
 
     async def worker() -> None:
-        env = await asyncio.to_thread(make_env)
-        try:
-            while not queue.empty():
-                verdict = Verdict(queue.get_nowait())
-                for label, (policy, want) in policies.items():
-                    try:
-                        trace: Trace | str = await play_episode(env, policy, seed=0, task_id=verdict.task_id)
-                    except PolarError as e:  # a task that cannot even start (a docker-only task run locally)
-                        trace = f"{type(e).__name__}: {e}"
-                    if (why := _outcome(trace, want)) is not None:
-                        verdict.reasons.append(f"{label} should score {want:g}: {why}")
-                verdicts.append(verdict)
-                if progress is not None:
-                    progress(verdict)
-        finally:
-            await asyncio.to_thread(env.close)
+        check = await asyncio.to_thread(make_check)
+        while not queue.empty():
+            task = queue.get_nowait()
+            started = time.monotonic()
+            admission = await check(task)
+            admission.seconds = time.monotonic() - started
+            done[task.id] = admission
+            if progress is not None:
+                progress(admission)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(jobs, len(ids))))))
-    return sorted(verdicts, key=lambda v: ids.index(v.task_id))
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(jobs, len(selected))))))
+    finally:
+        for env in envs:
+            await asyncio.to_thread(env.close)
+    return env_id, [done[task.id] for task in selected]
 
 
 def cmd_tasks_admit(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    env_id, tasks = find_env(args.suite, args.env)
-    wanted = args.tasks.split(",") if args.tasks else None
-    if env_id == "polar/SWE-v0":
-        from polar.envs.swe.cli import admit_swe_suite
+    bar = tqdm(unit="task", dynamic_ncols=True, desc=f"admitting {args.suite}")
+    counts = {"rejected": 0, "skipped": 0}
 
-        return admit_swe_suite(tasks, args.suite, args.sandbox, args.jobs, wanted)
-    ids = [task.id for task in select_tasks(tasks, wanted)]
-    bar = tqdm(total=len(ids), unit="task", dynamic_ncols=True, desc=f"{env_id} {args.suite}")
-    rejected = 0
-
-    def progress(verdict: Verdict) -> None:
-        nonlocal rejected
-        if not verdict.admitted:
-            rejected += 1
-            bar.write(f"REJECTED {verdict.task_id}: " + "; ".join(verdict.reasons))
-        bar.set_postfix(rejected=rejected)
+    def progress(admission: Admission) -> None:
+        if admission.skipped is not None:
+            counts["skipped"] += 1
+            bar.write(f"SKIPPED {admission.task_id} in the {args.sandbox} sandbox: {admission.skipped}")
+        elif not admission.admitted:
+            counts["rejected"] += 1
+            bar.write(f"REJECTED {admission.task_id}: " + "; ".join(admission.reasons))
+        bar.set_postfix(counts)
         bar.update(1)
 
     started = time.monotonic()
+    wanted = args.tasks.split(",") if args.tasks else None
     try:
-        verdicts = asyncio.run(admit_played(env_id, args.suite, args.sandbox, args.jobs, ids, progress))
+        env_id, admissions = asyncio.run(admit_suite(args.suite, env_id=args.env, sandbox=args.sandbox,
+                                                     jobs=args.jobs, task_ids=wanted, progress=progress))
     finally:
         bar.close()
-    admitted = sum(v.admitted for v in verdicts)
-    print(f"{admitted}/{len(verdicts)} task(s) of {args.suite} ({env_id}) admitted in the {args.sandbox} sandbox "
-          f"in {time.monotonic() - started:.0f}s: the oracle scores 1, doing nothing scores 0")
-    return 0 if admitted == len(verdicts) else 1
+    admitted = sum(a.admitted for a in admissions)
+    checks = ("the gold patch resolves, empty and test-sabotaging patches do not" if env_id == SWE
+              else "the oracle scores 1, doing nothing scores 0")
+    skipped = f", {counts['skipped']} skipped (they need another sandbox)" if counts["skipped"] else ""
+    print(f"{admitted}/{len(admissions)} task(s) of {args.suite} ({env_id}) admitted in the {args.sandbox} sandbox"
+          f"{skipped} in {time.monotonic() - started:.0f}s: {checks}")
+    return 0 if counts["rejected"] == 0 and admitted + counts["skipped"] == len(admissions) else 1
 
 
 def add_parser(subparsers: Any) -> None:

@@ -13,6 +13,11 @@ class SandboxError(PolarError):
     """A sandbox could not start, run a command, or stop."""
 
 
+class SandboxUnsupported(SandboxError):
+    """The task cannot run on this sandbox backend at all (a docker-only task in the local sandbox): admission
+    skips it there, an episode ends with status `sandbox_error` and this reason."""
+
+
 class HarnessError(PolarError):
     """An agent harness could not be installed, launched or talked to."""
 

@@ -225,6 +225,33 @@ class Grade:
         return 0.0 if self.error is not None or self.tampered is not None else spec.score(self.components)
 
 
+@dataclass
+class EpisodeSetup:
+    """What `EnvFamily.setup` returns: the family keeps nothing per episode, so what grading needs travels here."""
+
+    tools: ToolSet | None = None
+    """The tools the env provides to the harness (Web-v0's browser); None when the sandbox's shell is all."""
+    state: Any = None
+    """The family's own record of the episode (its baseline, its app), handed back to `grade` unchanged."""
+
+
+@dataclass
+class Admission:
+    """One task's admission (`polar tasks admit`), the one result type every family's checks return."""
+
+    task_id: str
+    reasons: list[str] = field(default_factory=list)
+    """Why the task is rejected: each check that failed, in words. Empty when it is admitted."""
+    skipped: str | None = None
+    """Why the task was not run in this sandbox (a docker-only task in the local one): neither admitted nor
+    rejected."""
+    seconds: float = 0.0
+
+    @property
+    def admitted(self) -> bool:
+        return self.skipped is None and not self.reasons
+
+
 @runtime_checkable
 class EnvFamily(Protocol):
     """Everything one env family is (Code, SWE, Terminal, Web); `PolarEnv` composes it with a sandbox and a harness.
@@ -250,13 +277,13 @@ class EnvFamily(Protocol):
         """The sandbox the agent works in for `task` on the named backend (an image on docker, mounts locally)."""
         ...
 
-    async def setup(self, task: Any, sandbox: Sandbox) -> ToolSet | None:
-        """Make `sandbox` the task's starting state; return the tools the env provides for the episode, if any."""
+    async def setup(self, task: Any, sandbox: Sandbox) -> EpisodeSetup:
+        """Make `sandbox` the task's starting state; return the episode's tools and the state `grade` needs."""
         ...
 
-    async def grade(self, task: Any, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
-        """Grade what the agent left in `sandbox` (its processes are dead by now), starting any fresh grading
-        sandbox from `backend`."""
+    async def grade(self, task: Any, sandbox: Sandbox, backend: SandboxBackend, state: Any = None) -> Grade:
+        """Grade what the agent left in `sandbox` (its processes are dead by now), with `state` as `setup` returned
+        it, starting any fresh grading sandbox from `backend`."""
         ...
 
     async def regrade(self, task: Any, artefact: dict[str, Any], backend: SandboxBackend) -> Grade:

@@ -40,9 +40,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from polar.dockerfile import Stage, assignments, parse, stage_chain, stages, substitute
 from polar.errors import TaskFormatError, UnknownNameError, VerifierError
 from polar.protocols import RunCommand, SolutionStep, WriteFile
-from polar.tasks.dockerfile import Stage, assignments, parse, stage_chain, stages, substitute
 
 BUNDLED = Path(__file__).with_name("terminal")
 SUITES = {"terminal-mini": BUNDLED}

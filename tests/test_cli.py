@@ -120,3 +120,29 @@ def test_tasks_admit_plays_any_suite_and_names_a_broken_task(bwrap, tmp_path):
     assert polar("tasks", "admit", str(tmp_path), "--tasks", "caesar_cipher").returncode == 0
     unknown = polar("tasks", "admit", str(tmp_path), "--tasks", "nope")
     assert unknown.returncode != 0 and "unknown task id 'nope'" in unknown.stderr
+
+
+def test_tasks_admit_names_each_loader_error_for_a_folder_no_family_takes(tmp_path):
+    """An older Terminal-Bench task (task.yaml, run-tests.sh) is no format polar loads: every loader says why."""
+    task = tmp_path / "old-task"
+    task.mkdir()
+    (task / "task.yaml").write_text("instruction: do it\n")
+    (task / "run-tests.sh").write_text("#!/bin/bash\n")
+    done = polar("tasks", "admit", str(task))
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert f"no env family loads '{task}'" in done.stderr
+    for env_id in ("polar/Code-v0", "polar/Terminal-v0", "polar/Web-v0", "polar/SWE-v0"):
+        assert f"  {env_id}: " in done.stderr, done.stderr
+
+
+def test_tasks_admit_skips_a_docker_only_task_in_the_local_sandbox(bwrap, tmp_path):
+    task = tmp_path / "needs-docker"
+    for rel, text in {"instruction.md": "Do it.\n", "task.toml": 'version = "1.0"\n',
+                      "environment/Dockerfile": "FROM polar/base:bookworm\nWORKDIR /app\nRUN pip install requests\n",
+                      "tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"}.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+    done = polar("tasks", "admit", str(task))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SKIPPED needs-docker in the local sandbox:" in done.stdout and "installs or downloads" in done.stdout
+    assert "0/1 task(s) of" in done.stdout and "1 skipped (they need another sandbox)" in done.stdout

@@ -15,7 +15,7 @@ from conftest import require_modules
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.docker import owner_labels
-from polar.envs.sandbox.dockerfile import image_for_dockerfile
+from polar.envs.sandbox.dockerfile.build import image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image, debian_mirror
 from polar.errors import SandboxError
 from polar.evaluation.policies import OraclePolicy

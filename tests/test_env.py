@@ -1,9 +1,11 @@
 """PolarEnv through gym.make: the Gymnasium contract, episodes end to end, bad input, async use."""
 
 import asyncio
+import inspect
 import json
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import gymnasium as gym
@@ -196,6 +198,9 @@ def test_every_family_implements_the_env_family_contract(name):
     family = load_family(name)
     assert isinstance(family, EnvFamily), [m for m in ("regrade", "grade", "setup") if not hasattr(family, m)]
     assert family.reward.names() and family.env_id.startswith("polar/")
+    # the episode's state travels from setup to grade, never parked in the family
+    assert list(inspect.signature(family.grade).parameters) == ["task", "sandbox", "backend", "state"]
+    assert not [k for k, v in vars(family).items() if isinstance(v, weakref.WeakKeyDictionary)]
 
 
 def test_shipped_schema_matches_the_types():

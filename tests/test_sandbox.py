@@ -8,8 +8,8 @@ import tarfile
 
 import pytest
 
-from polar.envs.dockerfile_replay import plan
 from polar.envs.sandbox import make_backend
+from polar.envs.sandbox.dockerfile.replay import plan
 from polar.errors import SandboxError, TaskFormatError, UnknownNameError
 from polar.protocols import SandboxSpec
 from polar.tasks.harbor import load_task
@@ -113,8 +113,9 @@ def test_the_replay_refuses_to_copy_from_outside_the_build_context(tmp_path, cop
     (task / "environment" / "inside").symlink_to("ok.txt")
     loaded = load_task(task)
     with pytest.raises(TaskFormatError, match="outside the build context"):
-        plan(loaded, ())
+        plan(loaded.dockerfile, loaded.workdir, ())
     # a link that stays inside the context copies, and so does an absolute source, which docker also reads there
     loaded.dockerfile.write_text("FROM polar/base:bookworm\nWORKDIR /app\nCOPY inside /ok.txt /app/\n")
-    archive = next(step.archive for step in plan(load_task(task), ()) if step.archive is not None)
+    loaded = load_task(task)
+    archive = next(step.archive for step in plan(loaded.dockerfile, loaded.workdir, ()) if step.archive is not None)
     assert sorted(tarfile.open(fileobj=io.BytesIO(archive)).getnames()) == ["app/inside", "app/ok.txt"]

@@ -15,10 +15,11 @@ from conftest import require_modules
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.envs.swe.admission import admit, admit_all
+from polar.envs.swe.admission import admit
 from polar.envs.swe.environment import SITE
 from polar.envs.swe.family import SweFamily, filter_patch
 from polar.errors import TaskFormatError
+from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses import EXTERNAL
@@ -98,13 +99,16 @@ def test_test_file_edits_never_reach_the_grader():
 # --- grading and admission in real sandboxes -------------------------------------------------------------
 
 def test_every_bundled_instance_is_admitted_in_the_local_sandbox(bwrap):
-    results = run(admit_all(FAMILY, TASKS, make_backend("local"), jobs=2))
-    assert {r.instance_id: r.reasons for r in results if not r.admitted} == {}
+    env_id, results = run(admit_suite("swe-mini", sandbox="local", jobs=2))
+    assert env_id == "polar/SWE-v0" and len(results) == len(TASKS)
+    assert {r.task_id: r.reasons for r in results if not r.admitted} == {}
 
 
 def test_bundled_instances_are_admitted_in_docker(docker):
-    results = run(admit_all(FAMILY, one_per_project(), make_backend("docker"), jobs=2))
-    assert {r.instance_id: r.reasons for r in results if not r.admitted} == {}
+    wanted = [t.instance_id for t in one_per_project()]
+    _, results = run(admit_suite("swe-mini", sandbox="docker", jobs=2, task_ids=wanted))
+    assert [r.task_id for r in results] == wanted
+    assert {r.task_id: r.reasons for r in results if not r.admitted} == {}
 
 
 def test_bad_instances_fail_admission_with_the_reason(bwrap):
@@ -261,7 +265,7 @@ def test_polar_tasks_admit_and_images_build(tmp_path, capsys, bwrap, docker):
     suite = tmp_path / "two.jsonl"
     suite.write_text("".join(json.dumps(t.to_record()) + "\n" for t in one_per_project()[:2]))
     assert _cli(["tasks", "admit", str(suite), "--sandbox", "local", "-j", "2"]) == 0
-    assert "2/2 instance(s)" in capsys.readouterr().out
+    assert "2/2 task(s) of " in capsys.readouterr().out
     assert _cli(["images", "build", "--suite", str(suite)]) == 0
     assert "2 image(s) ready for 2 instance(s)" in capsys.readouterr().out
 

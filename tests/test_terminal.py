@@ -16,8 +16,9 @@ from gymnasium.utils.env_checker import check_env
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.envs.terminal import TerminalFamily, admit, local_blocker
-from polar.errors import SandboxError, TaskFormatError, VerifierError
+from polar.envs.terminal.family import TerminalFamily, local_blocker
+from polar.errors import SandboxError, SandboxUnsupported, TaskFormatError, VerifierError
+from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.tasks.harbor import load_suite, load_task, read_reward
@@ -192,8 +193,7 @@ def test_the_local_sandbox_replays_copy_run_env_arg_and_workdir(bwrap, tmp_path)
     files = {"bin/hello": "#!/bin/sh\necho bin on PATH\n", "data/a.txt": "a\n", "data/b.txt": "b\n"}
     task = load_task(make_task(tmp_path, dockerfile=REPLAYED, test=REPLAY_TEST, solve="touch solved\n", files=files))
     assert task.workdir == "/app" and local_blocker(task) is None
-    result = asyncio.run(admit(task, make_backend("local")))
-    assert result.passed, result.log
+    assert admit(task.path, "local").admitted
 
 
 @pytest.mark.parametrize("line, reason", [
@@ -209,16 +209,16 @@ def test_what_the_host_cannot_provide_makes_a_task_docker_only(bwrap, tmp_path, 
     task = load_task(make_task(tmp_path, dockerfile=f"FROM polar/base:bookworm\nWORKDIR /app\n{line}\n",
                                files={"run.sh": "true\n"}))
     assert reason in local_blocker(task)
-    result = asyncio.run(admit(task, make_backend("local")))
-    assert not result.passed and reason in result.skipped
-    with pytest.raises(SandboxError, match="docker sandbox only"):
+    result = admit(task.path, "local")
+    assert not result.admitted and not result.reasons and reason in result.skipped
+    with pytest.raises(SandboxUnsupported, match="docker sandbox only"):
         episode(task.path)
 
 
 def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
     task = load_task(make_task(tmp_path, toml='[metadata.polar]\ndocker_only = "needs its own kernel module"\n'))
-    assert asyncio.run(admit(task, make_backend("local"))).skipped == \
-        "its task.toml marks it docker-only: needs its own kernel module"
+    assert admit(task.path, "local").skipped.endswith(
+        "runs in the docker sandbox only: its task.toml marks it docker-only: needs its own kernel module")
 
 
 def test_the_process_sandbox_is_refused(tmp_path):
@@ -229,29 +229,24 @@ def test_the_process_sandbox_is_refused(tmp_path):
 # --- admission: solution → 1, no-op → 0, in both sandboxes -------------------------------------------
 
 
+def admit(task: Path, sandbox: str):
+    """The one admission `polar tasks admit` runs, of the single task at `task`."""
+    _, (admission,) = asyncio.run(admit_suite(str(task), env_id="polar/Terminal-v0", sandbox=sandbox))
+    return admission
+
+
 def admit_all(sandbox: str):
-    backend = make_backend(sandbox)
-
-    async def main():
-        limit = asyncio.Semaphore(6)
-
-        async def one(task):
-            async with limit:
-                return await admit(task, backend)
-
-        return await asyncio.gather(*(one(t) for t in TASKS))
-
-    return asyncio.run(main())
+    env_id, admissions = asyncio.run(admit_suite("terminal-mini", sandbox=sandbox, jobs=4))
+    assert env_id == "polar/Terminal-v0" and len(admissions) == len(TASKS)
+    return admissions
 
 
 def test_admission_of_every_bundled_task_in_the_local_sandbox(bwrap):
-    failures = [(r.task_id, r.solution, r.noop, r.skipped, r.log[-1500:]) for r in admit_all("local") if not r.passed]
-    assert failures == []
+    assert [(a.task_id, a.reasons, a.skipped) for a in admit_all("local") if not a.admitted] == []
 
 
 def test_admission_of_every_bundled_task_in_the_docker_sandbox(docker):
-    failures = [(r.task_id, r.solution, r.noop, r.log[-1500:]) for r in admit_all("docker") if not r.passed]
-    assert failures == []
+    assert [(a.task_id, a.reasons, a.skipped) for a in admit_all("docker") if not a.admitted] == []
 
 
 # --- the env -----------------------------------------------------------------------------------------
@@ -290,16 +285,17 @@ def test_claude_code_runs_the_oracle_to_reward_1(bwrap, node):
 def test_a_base_the_engine_lacks_is_replaced_and_images_are_cached_by_content(docker, tmp_path):
     import docker as sdk
 
-    from polar.envs.sandbox.dockerfile import image_for_dockerfile, resolve_bases
+    from polar.envs.sandbox.dockerfile.build import image_for_dockerfile, resolve_bases
 
     client = sdk.from_env()
     dockerfile = "FROM registry.invalid/polar-absent:1 AS base\nWORKDIR /app\nCOPY x.txt .\nFROM base\n"
-    task = make_task(tmp_path, dockerfile=dockerfile, files={"x.txt": "one\n"},
-                     test='[ "$(cat /app/x.txt)" = one ] && command -v python3 && echo 1 > /logs/verifier/reward.txt\n')
+    task = make_task(tmp_path, dockerfile=dockerfile, files={"x.txt": "one\n"}, solve="touch solved\n",
+                     test='if [ "$(cat /app/x.txt)" = one ] && [ -f solved ] && command -v python3 >/dev/null; '
+                          'then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
     text, used = resolve_bases(client, dockerfile)
     assert used == {"registry.invalid/polar-absent:1": "polar/base:bookworm"} and "FROM base\n" in text
-    result = asyncio.run(admit(load_task(task), make_backend("docker")))
-    assert result.solution == 1.0, result.log
+    result = admit(task, "docker")
+    assert result.admitted, result.reasons
     path = str(task / "environment" / "Dockerfile")
     first = image_for_dockerfile(client, path)
     assert image_for_dockerfile(client, path) == first
@@ -324,9 +320,9 @@ def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tm
     async def main():
         sandbox = await backend.start(family.sandbox_spec(task))
         try:
-            await family.setup(task, sandbox)
+            state = (await family.setup(task, sandbox)).state
             await sandbox.exec("touch /tests/planted && echo 1 > /logs/verifier/reward.txt && export SECRET=1 && cd /")
-            return await family.grade(task, sandbox, backend)
+            return await family.grade(task, sandbox, backend, state)
         finally:
             await sandbox.stop()
 
@@ -409,7 +405,7 @@ def test_an_artefact_is_applied_inside_the_sandbox_and_one_it_cannot_hold_is_ref
 
 
 def test_an_episode_past_the_content_cap_is_recorded_as_too_large_and_cannot_be_re_graded(bwrap):
-    from polar.envs.terminal_changes import CONTENT_CAP
+    from polar.envs.terminal.changes import CONTENT_CAP
 
     task = next(t for t in TASKS if t.id == "csv-group-totals")
     family, backend = TerminalFamily(), make_backend("local")
@@ -417,11 +413,11 @@ def test_an_episode_past_the_content_cap_is_recorded_as_too_large_and_cannot_be_
     async def main():
         sandbox = await backend.start(family.sandbox_spec(task))
         try:
-            await family.setup(task, sandbox)
+            state = (await family.setup(task, sandbox)).state
             await sandbox.mark_processes()
             await sandbox.exec(f"head -c {CONTENT_CAP + 1} /dev/zero > /app/big")
             await sandbox.reset_processes()
-            return await family.grade(task, sandbox, backend)
+            return await family.grade(task, sandbox, backend, state)
         finally:
             await sandbox.stop()
 

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from polar.errors import SandboxError
-from polar.protocols import Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
+from polar.protocols import EpisodeSetup, Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.code import CodeTask, load_suite
 
@@ -70,11 +70,12 @@ class CodeFamily:
         """The bare default sandbox; `backend` is ignored: every backend runs a code task the same way."""
         return SandboxSpec()
 
-    async def setup(self, task: CodeTask, sandbox: Sandbox) -> None:
+    async def setup(self, task: CodeTask, sandbox: Sandbox) -> EpisodeSetup:
         for name, text in task.stub.items():
             await sandbox.write(name, text)
+        return EpisodeSetup()
 
-    async def grade(self, task: CodeTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+    async def grade(self, task: CodeTask, sandbox: Sandbox, backend: SandboxBackend, state: None = None) -> Grade:
         files = {}
         for name in task.files:
             try:

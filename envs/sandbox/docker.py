@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from polar.envs.sandbox.base import ShellSandbox
 from polar.envs.sandbox.disk import cap_subvolume, lift, release, warn_uncapped
-from polar.envs.sandbox.dockerfile import image_for_dockerfile
+from polar.envs.sandbox.dockerfile.build import image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image
-from polar.envs.sandbox.shell import DRIVER, ShellSession, descendants, kill_quietly, proc_stat
+from polar.envs.sandbox.shell import DRIVER, ShellSandbox, ShellSession, descendants, kill_quietly, proc_stat
 from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
 
@@ -235,13 +234,19 @@ class DockerBackend:
             raise SandboxError(f"could not start the sandbox container: {e}") from e
         return container.id, disk_group
 
-    async def start(self, spec: SandboxSpec) -> DockerSandbox:
+    def image_for(self, spec: SandboxSpec) -> str:
+        """The image a sandbox for `spec` runs on, built first when the engine lacks it: the spec's Dockerfile (on
+        bases the engine has), else its image as named, else polar's offline base image (`polar images build`)."""
         if spec.dockerfile is not None:
-            image = await asyncio.to_thread(image_for_dockerfile, self.client, spec.dockerfile, spec.image)
-        elif spec.image is None and self.base_image is None:
-            image = self.base_image = await asyncio.to_thread(build_base_image)
-        else:
-            image = spec.image or self.base_image
+            return image_for_dockerfile(self.client, spec.dockerfile, spec.image)
+        if spec.image is not None:
+            return spec.image
+        if self.base_image is None:
+            self.base_image = build_base_image()
+        return self.base_image
+
+    async def start(self, spec: SandboxSpec) -> DockerSandbox:
+        image = spec.image if spec.dockerfile is None and spec.image else await asyncio.to_thread(self.image_for, spec)
         container_id, disk_group = await asyncio.to_thread(self._create, spec, image)
         # an absolute path: a `bash` the agent puts earlier on the container's PATH never becomes a later shell
         argv = [self.cli, "exec", "-i", container_id, "/bin/bash", "--noprofile", "--norc", "-c", DRIVER]

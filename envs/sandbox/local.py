@@ -22,10 +22,17 @@ import time
 from functools import partial
 from pathlib import Path
 
-from polar.envs.sandbox.base import ShellSandbox
 from polar.envs.sandbox.cgroup import Cgroup
 from polar.envs.sandbox.disk import CappedDir
-from polar.envs.sandbox.shell import DRIVER, ShellSession, descendants, kill_quietly, limits_prelude, proc_stat
+from polar.envs.sandbox.shell import (
+    DRIVER,
+    ShellSandbox,
+    ShellSession,
+    descendants,
+    kill_quietly,
+    limits_prelude,
+    proc_stat,
+)
 from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
 

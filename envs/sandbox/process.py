@@ -10,8 +10,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from polar.envs.sandbox.base import ShellSandbox
-from polar.envs.sandbox.shell import DRIVER, ShellSession, limits_prelude
+from polar.envs.sandbox.shell import DRIVER, ShellSandbox, ShellSession, limits_prelude
 from polar.protocols import SandboxSpec
 
 

@@ -7,33 +7,22 @@ An instance is admitted when
   touches, one adds a `conftest.py` that skips every test, one rewrites the failing tests to pass. They are
   graded as an agent's patch is (`grade_patch`: the filter, the clean environment, the verdict record), so the
   whole grading path must hold; the red-team battery (tests/test_redteam_swe.py) goes further.
-Any failure names the instance and the reason. `polar tasks admit SUITE --sandbox S` runs it in parallel.
+Any failure names the instance and the reason. `polar tasks admit SUITE --sandbox S` runs it, several instances at
+once (`polar.evaluation.admission`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import time
 
 from polar.envs.swe.family import SweFamily
 from polar.errors import PolarError
-from polar.protocols import SandboxBackend
+from polar.protocols import Admission, SandboxBackend
 from polar.tasks.swe import SweTask
 
 SKIP_ALL = ("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
             "        item.add_marker(pytest.mark.skip(reason='sabotage'))\n")
-
-
-@dataclass
-class Admission:
-    instance_id: str
-    reasons: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def admitted(self) -> bool:
-        return not self.reasons
 
 
 async def sabotage_patches(family: SweFamily, task: SweTask, backend: SandboxBackend) -> dict[str, str]:
@@ -63,8 +52,6 @@ async def sabotage_patches(family: SweFamily, task: SweTask, backend: SandboxBac
 
 async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Admission:
     """Run every admission check of one instance; the result lists what failed."""
-    import time
-
     started = time.monotonic()
     result = Admission(task.instance_id)
     try:
@@ -93,18 +80,3 @@ async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Ad
 def _report(log: str) -> str:
     marker = ">>>>> polar swebench report"
     return log.split(marker, 1)[1].strip()[:1500] if marker in log else log[-1500:]
-
-
-async def admit_all(family: SweFamily, tasks: list[SweTask], backend: SandboxBackend, jobs: int = 2,
-                    progress: Callable[[Admission], None] | None = None) -> list[Admission]:
-    """Admit every instance, `jobs` at once; results in the tasks' order."""
-    gate = asyncio.Semaphore(jobs)
-
-    async def one(task: SweTask) -> Admission:
-        async with gate:
-            outcome = await admit(family, task, backend)
-        if progress:
-            progress(outcome)
-        return outcome
-
-    return list(await asyncio.gather(*(one(t) for t in tasks)))

@@ -1,12 +1,10 @@
-"""`polar images build --suite S`, and the SWE-bench half of `polar tasks admit SUITE --sandbox S`."""
+"""`polar images build --suite S`: the docker images of a SWE-bench suite's repository environments."""
 
 from __future__ import annotations
 
 import argparse
 import time
 from typing import Any
-
-from polar.tasks import select_tasks
 
 
 def cmd_images_build(args: argparse.Namespace) -> int:
@@ -33,40 +31,6 @@ def cmd_images_build(args: argparse.Namespace) -> int:
     bar.close()
     print(f"{len(needed)} image(s) ready for {len(tasks)} instance(s) of {args.suite}")
     return 0
-
-
-def admit_swe_suite(tasks: list[Any], suite: str, sandbox: str, jobs: int, wanted: list[str] | None = None) -> int:
-    """Grade every instance of `tasks` (the suite, loaded) for real: gold resolves, empty and test-sabotaging
-    patches do not (`polar tasks admit` on a SWE-bench suite); the exit status is 0 when all are admitted."""
-    import asyncio
-
-    from tqdm import tqdm
-
-    from polar.envs.sandbox import make_backend
-    from polar.envs.swe.admission import Admission, admit_all
-    from polar.envs.swe.family import SweFamily
-
-    family = SweFamily()
-    tasks = select_tasks(tasks, wanted)
-    backend = make_backend(sandbox)
-    bar = tqdm(total=len(tasks), unit="instance", dynamic_ncols=True)
-    failed = 0
-
-    def progress(outcome: Admission) -> None:
-        nonlocal failed
-        failed += not outcome.admitted
-        if not outcome.admitted:
-            bar.write(f"REJECTED {outcome.instance_id}: " + "; ".join(outcome.reasons))
-        bar.set_postfix(rejected=failed)
-        bar.update(1)
-
-    try:
-        results = asyncio.run(admit_all(family, tasks, backend, jobs, progress))
-    finally:
-        bar.close()
-    admitted = sum(r.admitted for r in results)
-    print(f"{admitted}/{len(results)} instance(s) of {suite} admitted in the {sandbox} sandbox")
-    return 0 if admitted == len(results) else 1
 
 
 def add_parser(subparsers: Any) -> None:

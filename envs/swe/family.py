@@ -59,7 +59,7 @@ from pathlib import Path, PurePosixPath
 
 from polar.envs.swe.environment import PYTEST, WORKDIR, RepoEnvironment, load_environments, official_image
 from polar.errors import SandboxError, TaskFormatError
-from polar.protocols import Grade, Sandbox, SandboxBackend, SandboxSpec
+from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.swe import DiffBlock, SweTask, diff_blocks, load_instances, patch_files, unquote_path
 
@@ -243,9 +243,10 @@ class SweFamily:
         backend runs (`backend=None` asks for that)."""
         return self.runtime(task, backend).spec
 
-    async def setup(self, task: SweTask, sandbox: Sandbox) -> None:
+    async def setup(self, task: SweTask, sandbox: Sandbox) -> EpisodeSetup:
         official = sandbox.spec.image is not None and sandbox.spec.image == official_image(task)
         await self.materialize(task, sandbox, None if official else self.environment(task))
+        return EpisodeSetup()
 
     async def materialize(self, task: SweTask, sandbox: Sandbox, environment: RepoEnvironment | None) -> None:
         """Put the instance's repository, at base_commit, in the sandbox's /testbed."""
@@ -271,7 +272,7 @@ class SweFamily:
             return "", f"no diff could be taken (the agent broke the git repository?): {result.output[-1000:]}\n"
         return (await sandbox.read("/tmp/polar_agent.patch")).decode("utf-8", "replace"), ""
 
-    async def grade(self, task: SweTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+    async def grade(self, task: SweTask, sandbox: Sandbox, backend: SandboxBackend, state: None = None) -> Grade:
         patch, note = await self.agent_patch(task, sandbox)
         grade = await self.grade_patch(task, patch, backend)
         grade.log = note + grade.log

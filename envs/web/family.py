@@ -12,12 +12,11 @@ passes earn nothing, so doing nothing scores 0).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from polar.envs.web.browser import BrowserSession
-from polar.protocols import Grade, Sandbox, SandboxBackend, SandboxSpec, ToolOutput
+from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec, ToolOutput
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.web import RunningApp, WebTask, check, load_suite, start_app
 
@@ -64,9 +63,6 @@ class WebFamily:
         )
     )
 
-    def __init__(self) -> None:
-        self._episodes: weakref.WeakKeyDictionary[Sandbox, WebEpisode] = weakref.WeakKeyDictionary()
-
     def load_tasks(self, suite: str | None) -> list[WebTask]:
         return load_suite(suite)
 
@@ -74,7 +70,7 @@ class WebFamily:
         """Where an external harness runs; it needs nothing from the task, which lives in the browser."""
         return SandboxSpec()
 
-    async def setup(self, task: WebTask, sandbox: Sandbox) -> WebEpisode:
+    async def setup(self, task: WebTask, sandbox: Sandbox) -> EpisodeSetup:
         app = await start_app(task)
         try:
             passed = frozenset(what for what, ok in check(task, app.state()) if ok)
@@ -82,13 +78,14 @@ class WebFamily:
         except BaseException:
             await app.stop()
             raise
-        episode = self._episodes[sandbox] = WebEpisode(task, app, browser, passed)
-        return episode
+        episode = WebEpisode(task, app, browser, passed)
+        return EpisodeSetup(tools=episode, state=episode)
 
-    async def grade(self, task: WebTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
-        episode = self._episodes.get(sandbox)
-        if episode is None:
-            return Grade(self.reward.zeros(), error=f"task {task.id}: no app was started for this sandbox")
+    async def grade(self, task: WebTask, sandbox: Sandbox, backend: SandboxBackend,
+                    state: WebEpisode | None = None) -> Grade:
+        episode = state
+        if not isinstance(episode, WebEpisode):
+            return Grade(self.reward.zeros(), error=f"task {task.id}: grade needs the episode setup() returned")
         state = episode.app.state()
         grade = self._grade_state(task, state, episode.passed_at_start)
         grade.artefact = {"state": state, "url": episode.browser.page.url if episode.browser.page else None}

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from polar.envs.terminal_tamper import DIFF_KINDS, engine_stat
+from polar.envs.terminal.tamper import DIFF_KINDS, engine_stat
 from polar.errors import SandboxError
 from polar.protocols import Sandbox
 

@@ -10,7 +10,7 @@ system underneath is the host's.
 A task needs the docker sandbox, and `plan` raises `DockerOnly` saying why, when its Dockerfile installs
 anything else (Debian packages the host lacks, or anything through pip, npm, apk, curl, ...), writes outside
 the places the local sandbox lets it write (the working directory, /tmp, and the family's writable dirs),
-copies from another stage or a URL, or when the task has no Dockerfile (only a prebuilt image).
+copies from another stage or a URL.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from polar.dockerfile import Instruction, assignments, parse, shell_word, stage_chain, stages, substitute
 from polar.errors import SandboxError, TaskFormatError
 from polar.protocols import Sandbox
-from polar.tasks.dockerfile import Instruction, assignments, parse, shell_word, stage_chain, stages, substitute
-from polar.tasks.harbor import HarborTask
 
 INSTALLERS = {"pip", "pip3", "pipx", "uv", "uvx", "conda", "mamba", "npm", "npx", "yarn", "pnpm", "gem", "cargo",
               "rustup", "go", "apk", "yum", "dnf", "zypper", "pacman", "brew", "curl", "wget", "snap"}
@@ -120,20 +119,18 @@ def _classify_run(command: str, where: str) -> str:
     return "run"
 
 
-def plan(task: HarborTask, writable: tuple[str, ...]) -> list[Step]:
-    """The steps that replay the task's Dockerfile; `writable` are the absolute paths the sandbox can write
-    besides the working directory and /tmp."""
-    if task.dockerfile is None:
-        raise DockerOnly(f"its environment is a prebuilt image ({task.docker_image}) with no Dockerfile to replay")
-    where = str(task.dockerfile)
-    roots = (task.workdir, "/tmp", *writable)
-    chain = stage_chain(stages(parse(task.dockerfile.read_text(), where), where))
-    context = task.dockerfile.parent
+def plan(dockerfile: Path, home: str, writable: tuple[str, ...]) -> list[Step]:
+    """The steps that replay `dockerfile` (its folder is the build context) and end in the directory `home`;
+    `writable` are the absolute paths the sandbox can write besides `home` and /tmp."""
+    where = str(dockerfile)
+    roots = (home, "/tmp", *writable)
+    chain = stage_chain(stages(parse(dockerfile.read_text(), where), where))
+    context = dockerfile.parent
     steps: list[Step] = []
-    workdir, variables, args, known_dirs = "/", {}, {}, {task.workdir, *roots}
+    workdir, variables, args, known_dirs = "/", {}, {}, {home, *roots}
     shell = ["/bin/sh", "-c"]
     for instruction in (i for stage in chain for i in stage.instructions):
-        at = f"{task.dockerfile.name}:{instruction.line} {instruction.keyword} {instruction.args}"[:200]
+        at = f"{dockerfile.name}:{instruction.line} {instruction.keyword} {instruction.args}"[:200]
         keyword = instruction.keyword
         if keyword == "WORKDIR":
             path = substitute(instruction.args.strip().strip('"'), variables)
@@ -164,8 +161,8 @@ def plan(task: HarborTask, writable: tuple[str, ...]) -> list[Step]:
             exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in args.items())
             run = shlex.join(form) if form is not None else shlex.join([*shell, command])
             steps.append(Step(at, f"(cd {shlex.quote(workdir)} && {exports}{run})"))
-    home = shlex.quote(task.workdir)
-    steps.append(Step("(the working directory)", f"mkdir -p {home} && cd {home}"))
+    quoted = shlex.quote(home)
+    steps.append(Step("(the working directory)", f"mkdir -p {quoted} && cd {quoted}"))
     return steps
 
 
@@ -228,17 +225,18 @@ def _add(tar: tarfile.TarFile, path: Path, name: str, mode: int | None) -> None:
         tar.addfile(info)
 
 
-async def replay(task: HarborTask, sandbox: Sandbox, steps: list[Step]) -> None:
-    """Run the steps in the sandbox; a failing step raises `SandboxError` naming the task and the line."""
+async def replay(sandbox: Sandbox, steps: list[Step], timeout_s: float, task_id: str) -> None:
+    """Run the steps in the sandbox, each within `timeout_s`; a failing step raises `SandboxError` naming the
+    task and the line."""
     for step in steps:
         command = step.command
         if step.archive is not None:
             await sandbox.write("/tmp/.polar-copy.tar", step.archive)
             command = "tar -xf /tmp/.polar-copy.tar -C / --no-same-owner; s=$?; rm -f /tmp/.polar-copy.tar; " \
                       "[ $s -eq 0 ]" + (f" && {command}" if command else "")
-        result = await sandbox.exec(command, timeout=task.agent_timeout_s)
+        result = await sandbox.exec(command, timeout=timeout_s)
         if result.exit_code != 0:
             raise SandboxError(
-                f"task {task.id}: replaying {step.where} in the local sandbox failed (exit code {result.exit_code}):\n"
+                f"task {task_id}: replaying {step.where} in the local sandbox failed (exit code {result.exit_code}):\n"
                 f"{result.output[-2000:]}\nIf the task needs more than the host's system offers, mark it "
                 "`[metadata.polar] docker_only = \"<why>\"` in its task.toml and run it with sandbox='docker'.")

@@ -1,15 +1,15 @@
 """polar/Terminal-v0: Harbor-format tasks (Terminal-Bench 2.0 and others) in a docker or local sandbox.
 
 Setup makes the sandbox what the task's Dockerfile describes. In the docker sandbox the sandbox runs on the
-image built from it (`sandbox/dockerfile.py`: on polar's offline base when the engine lacks the task's own,
+image built from it (`sandbox/dockerfile/build.py`: on polar's offline base when the engine lacks the task's own,
 cached by content). In the local sandbox the Dockerfile's steps are replayed on the host's system
-(`dockerfile_replay.py`), and a task that needs more than that (packages the host lacks) runs in docker only.
+(`sandbox/dockerfile/replay.py`), and a task that needs more than that (packages the host lacks) runs in docker only.
 A task's own processes (`[metadata.polar] services`) are started last: they are the environment's.
 
 Grading runs in the agent's own sandbox, as Harbor's verifier does, since the outcome may be a file the agent
 left as much as a process it killed, but never in anything the agent controlled: by then the env has killed
 every process the agent started (only the environment's survive) and opened a fresh shell from outside
-(`Sandbox.reset_processes`). What the tests will execute is checked first (`terminal_tamper.py`: in docker the
+(`Sandbox.reset_processes`). What the tests will execute is checked first (`tamper.py`: in docker the
 container against its image; tampering is status `tampered`, reward 0). Then `/tests` and `/logs/verifier` are
 emptied, the pristine `tests/` is copied in (the agent never saw it), and test.sh runs from the working directory
 through absolute paths, as `env -i ... /bin/bash --noprofile --norc /tests/test.sh`, with the environment the
@@ -17,7 +17,7 @@ sandbox had after setup (never what the agent exported; no BASH_ENV), a fresh em
 ignore user site-packages (`PYTHONNOUSERSITE`). Its reward file is
 read by the rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
 
-The artefact is what the agent changed since setup (`terminal_changes.py`): the files, taken after the process reset
+The artefact is what the agent changed since setup (`changes.py`): the files, taken after the process reset
 and before the tests are copied in, and which of the task's own processes it ended. `regrade` sets the task up in a
 fresh sandbox, puts those changes back through the sandbox's shell, and grades exactly as `grade` does. The task's
 services start at a fixed pid (a multiple of 500), so a re-grade's setup makes the same processes with the same ids:
@@ -36,11 +36,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from polar.envs.dockerfile_replay import DockerOnly, Step, plan, replay
-from polar.envs.sandbox.base import ShellSandbox
 from polar.envs.sandbox.docker import DockerSandbox
-from polar.envs.sandbox.shell import kill_quietly
-from polar.envs.terminal_changes import (
+from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, plan, replay
+from polar.envs.sandbox.shell import ShellSandbox, kill_quietly
+from polar.envs.terminal.changes import (
     GRADING_DIRS,
     Changes,
     Snapshot,
@@ -52,9 +51,9 @@ from polar.envs.terminal_changes import (
     encode,
     local_snapshot,
 )
-from polar.envs.terminal_tamper import command_words, docker_tampering, local_shadows, module_shadows
-from polar.errors import SandboxError, VerifierError
-from polar.protocols import Grade, RunCommand, Sandbox, SandboxBackend, SandboxSpec, WriteFile
+from polar.envs.terminal.tamper import command_words, docker_tampering, local_shadows, module_shadows
+from polar.errors import SandboxError, SandboxUnsupported, VerifierError
+from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.harbor import SOLUTION_DIR, TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
 
@@ -78,8 +77,11 @@ _PLANS: weakref.WeakKeyDictionary[HarborTask, list[Step] | str] = weakref.WeakKe
 def _local_plan(task: HarborTask) -> list[Step] | str:
     """The replay steps of the task's Dockerfile (computed once per task), or why there are none."""
     if task not in _PLANS:
+        if task.dockerfile is None:
+            _PLANS[task] = f"its environment is a prebuilt image ({task.docker_image}) with no Dockerfile to replay"
+            return _PLANS[task]
         try:
-            _PLANS[task] = plan(task, WRITABLE_DIRS)
+            _PLANS[task] = plan(task.dockerfile, task.workdir, WRITABLE_DIRS)
         except DockerOnly as e:
             _PLANS[task] = str(e)
     return _PLANS[task]
@@ -149,11 +151,6 @@ class TerminalFamily:
                          "clipped to [0, 1]"),)
     )
 
-    def __init__(self) -> None:
-        self._setups: weakref.WeakKeyDictionary[Sandbox, _Setup] = weakref.WeakKeyDictionary()
-        """Per episode, by its sandbox (the episode's only handle that reaches `grade`; what `setup` returns is
-        the harness's tools); it goes with the sandbox."""
-
     def load_tasks(self, suite: str | None) -> list[HarborTask]:
         return load_suite(suite)
 
@@ -163,17 +160,17 @@ class TerminalFamily:
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
                            workdir=task.workdir, writable_dirs=WRITABLE_DIRS, **limits)
 
-    async def setup(self, task: HarborTask, sandbox: Sandbox) -> None:
-        backend = getattr(sandbox, "backend", None)
+    async def setup(self, task: HarborTask, sandbox: Sandbox) -> EpisodeSetup:
+        backend = sandbox.backend
         if backend == "process":
             raise SandboxError("Terminal-v0 tasks write /tests and /logs: the unisolated `process` sandbox would "
                                "write them on the host. Use sandbox='local' or sandbox='docker'.")
         if backend not in IMAGE_BACKENDS:
             if (blocker := local_blocker(task)) is not None:
-                raise SandboxError(f"task {task.id} runs in the docker sandbox only: {blocker}")
+                raise SandboxUnsupported(f"task {task.id} runs in the docker sandbox only: {blocker}")
             found = _local_plan(task)
             assert not isinstance(found, str)
-            await replay(task, sandbox, found)
+            await replay(sandbox, found, task.agent_timeout_s, task.id)
         workdir = shlex.quote(task.workdir)
         result = await sandbox.exec(f"mkdir -p {VERIFIER_DIR} /logs/agent {TESTS_DIR} && cd {workdir} && "
                                     "env -0 | base64 -w0", timeout=60)
@@ -190,7 +187,7 @@ class TerminalFamily:
         baseline = await self._snapshot(task, sandbox, environment)
         # after the snapshot, so that a service has had time to exec its own command line
         services = {} if before is None else {k: v for k, v in _task_processes(sandbox).items() if k not in before}
-        self._setups[sandbox] = _Setup(environment, baseline, services)
+        return EpisodeSetup(state=_Setup(environment, baseline, services))
 
     async def _snapshot(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str],
                         base: Snapshot | None = None) -> Snapshot:
@@ -200,9 +197,8 @@ class TerminalFamily:
             return await asyncio.to_thread(docker_snapshot, sandbox.client, sandbox.container_id, skip, base)
         return await local_snapshot(sandbox, (*_agent_places(task, environment), SOLUTION_DIR), base)
 
-    async def _changes(self, task: HarborTask, sandbox: Sandbox) -> Changes:
+    async def _changes(self, task: HarborTask, sandbox: Sandbox, setup: _Setup) -> Changes:
         """What the agent changed since setup (its processes must be dead): the episode's artefact."""
-        setup = self._setups[sandbox]
         alive = _task_processes(sandbox) if setup.services else {}
         ended = sorted(identity for key, identity in setup.services.items() if key not in alive)
         try:
@@ -211,23 +207,23 @@ class TerminalFamily:
             return Changes(too_large=e.size)
         return compare(setup.baseline, now, ended)
 
-    def verifier_env(self, task: HarborTask, sandbox: Sandbox) -> dict[str, str]:
+    def verifier_env(self, task: HarborTask, setup: _Setup) -> dict[str, str]:
         """What test.sh runs with: the sandbox's environment after setup without start-up hooks, Python kept off the
         user's site-packages, then the task's own [verifier] env. Not PYTHONSAFEPATH: every program the tests run
         inherits it, and the agent's own code that they run (`python3 -m calc`, a script importing its siblings)
         needs its directory on sys.path; the working directory shadowing a test runner is checked instead."""
-        setup = self._setups[sandbox].environment
-        env = {k: v for k, v in setup.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")}
+        env = {k: v for k, v in setup.environment.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")}
         return {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **task.verifier_env}
 
-    async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend) -> Grade:
+    async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend,
+                    state: _Setup | None = None) -> Grade:
         """Record what the agent changed (the artefact), check what the tests will execute, then run the pristine
         tests/test.sh in the agent's sandbox (which the env has reset: no process of the agent's is left, the shell
         is fresh) and read the reward it wrote."""
-        if sandbox not in self._setups:
-            raise SandboxError(f"task {task.id}: this sandbox was not set up by this family; call setup() first")
-        changes = await self._changes(task, sandbox)
-        grade = await self._run_tests(task, sandbox)
+        if not isinstance(state, _Setup):
+            raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
+        changes = await self._changes(task, sandbox, state)
+        grade = await self._run_tests(task, sandbox, state)
         grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
         return grade
 
@@ -239,19 +235,20 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), changes.summary(), error=f"task {task.id}: {changes.summary()}")
         sandbox = await backend.start(self.sandbox_spec(task))
         try:
-            await self.setup(task, sandbox)
+            setup = (await self.setup(task, sandbox)).state
             await sandbox.mark_processes()
-            await self._end(sandbox, changes.ended)
+            await self._end(sandbox, setup, changes.ended)
             await apply(sandbox, changes)
             await sandbox.reset_processes()
-            return await self.grade(task, sandbox, backend)
+            return await self.grade(task, sandbox, backend, setup)
         finally:
             await sandbox.stop()
 
-    async def _end(self, sandbox: Sandbox, ended: list[tuple[int, list[str]]], wait_s: float = 5.0) -> None:
+    async def _end(self, sandbox: Sandbox, setup: _Setup, ended: list[tuple[int, list[str]]],
+                   wait_s: float = 5.0) -> None:
         """Kill the processes of the task's services that the artefact says were gone: the one with the same pid (the
         services start at a fixed pid, so it is the same process), else the next with that command line."""
-        left = dict(self._setups[sandbox].services)
+        left = dict(setup.services)
         victims = []
         for pid, args in ended:
             key = next((k for k, v in left.items() if v[0] == pid), None) or \
@@ -267,14 +264,14 @@ class TerminalFamily:
         while any(key in _task_processes(sandbox) for key in victims) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 
-    async def _run_tests(self, task: HarborTask, sandbox: Sandbox) -> Grade:
-        env = self.verifier_env(task, sandbox)
+    async def _run_tests(self, task: HarborTask, sandbox: Sandbox, setup: _Setup) -> Grade:
+        env = self.verifier_env(task, setup)
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
         if isinstance(sandbox, DockerSandbox):
             found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words)
         else:
-            places = (*_agent_places(task, self._setups[sandbox].environment), *WRITABLE_DIRS)
+            places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
             found = await local_shadows(sandbox, env["PATH"], words, places)
         found += await module_shadows(sandbox, script, task.workdir, env["PATH"]) if not found else []
         if found:
@@ -312,48 +309,3 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: {e}")
         note = f" ({reading.note})" if reading.note else ""
         return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")
-
-
-@dataclass(frozen=True)
-class Admission:
-    """One task's admission: the reference solution must score 1 and doing nothing must score 0."""
-
-    task_id: str
-    solution: float | None = None
-    """The reward of the reference solution; None when grading failed (see `log`)."""
-    noop: float | None = None
-    skipped: str | None = None
-    """Why the task was not run in this sandbox (a docker-only task in the local one)."""
-    log: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.skipped is None and self.solution == 1.0 and self.noop == 0.0
-
-
-async def admit(task: HarborTask, backend: SandboxBackend, family: TerminalFamily | None = None) -> Admission:
-    """Grade the task twice in fresh sandboxes from `backend`: after its reference solution, and untouched."""
-    family = family or TerminalFamily()
-    if backend.name not in IMAGE_BACKENDS and (blocker := local_blocker(task)) is not None:
-        return Admission(task.id, skipped=blocker)
-
-    async def once(solve: bool) -> tuple[float | None, str]:
-        sandbox = await backend.start(family.sandbox_spec(task))
-        try:
-            await family.setup(task, sandbox)
-            await sandbox.mark_processes()
-            for step in task.reference_solution() if solve else []:
-                if isinstance(step, WriteFile):
-                    await sandbox.write(step.path, step.content)
-                elif isinstance(step, RunCommand):
-                    await sandbox.exec(step.command, timeout=task.agent_timeout_s)
-            await sandbox.reset_processes()
-            grade = await family.grade(task, sandbox, backend)
-        finally:
-            await sandbox.stop()
-        if grade.error:
-            return None, f"{grade.error}\n{grade.log}"
-        return family.reward.score(grade.components), grade.log
-
-    (solution, solved_log), (noop, noop_log) = await asyncio.gather(once(True), once(False))
-    return Admission(task.id, solution, noop, log=f"--- solution\n{solved_log[-3000:]}\n--- no-op\n{noop_log[-3000:]}")

@@ -2,7 +2,7 @@
 
 polar's Docker engine reaches no registry, so a base image it lacks cannot be pulled. Each `FROM` whose image
 is not in the engine (and is not an earlier stage) is rewritten to polar's offline base, `polar/base:bookworm`
-(Debian with python3, git, procps and CA certificates, built by `images.py`), which carries what most terminal
+(Debian with python3, git, procps and CA certificates, built by `sandbox/images.py`), which carries what most terminal
 tasks need: bash, coreutils, python3, git. A base the engine has (loaded by the user, or pulled on a machine
 with a registry) is used unchanged, so a Terminal-Bench image builds as its authors wrote it wherever it can.
 A task that relies on something only its own base has fails visibly: at the build, or in its tests.
@@ -24,9 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from polar.dockerfile import parse, stages
 from polar.envs.sandbox.images import BASE_IMAGE, build_base_image
 from polar.errors import SandboxError, TaskFormatError
-from polar.tasks.dockerfile import parse, stages
 
 _KNOWN: dict[str, tuple[Any, str]] = {}
 """Per Dockerfile: what its folder looked like (names, sizes, times) when last hashed, and the image's tag."""
