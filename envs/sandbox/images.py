@@ -7,7 +7,6 @@ image. It takes one to three minutes (the mirror sets the pace) once; the image 
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -15,6 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from polar.cache import cache_dir, locked
 from polar.errors import SandboxError
 
 BASE_IMAGE = "polar/base:bookworm"
@@ -52,8 +52,7 @@ def build_base_image(tag: str = BASE_IMAGE, suite: str = "bookworm") -> str:
     """Return `tag`, building it first if the engine lacks it (one build at a time on this machine)."""
     if image_exists(tag):
         return tag
-    with open(Path(tempfile.gettempdir()) / "polar-base-image.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent build finishes first, then this one finds the image
+    with locked(cache_dir("images") / "base.lock"):  # a concurrent build finishes first, then this one finds it
         if not image_exists(tag):
             _build(tag, suite)
     return tag

@@ -3,8 +3,8 @@
 A repository environment is built once per repository and version, offline from the sandboxes' point of view:
 
 - `site/`: the test dependencies (pytest and the project's own), pip-installed from PyPI with `--target`
-  into a plain folder on the host cache (`$POLAR_CACHE/swe`, default `~/.cache/polar/swe`). A `--target`
-  folder holds no absolute paths, so the same folder works read-only at `/opt/polar-env/site` everywhere:
+  into a plain folder on the host cache (`polar.cache`: `$POLAR_CACHE/swe`, as root `/var/cache/polar/swe`).
+  A `--target` folder holds no absolute paths, so the same folder works read-only at `/opt/polar-env/site` everywhere:
   bind-mounted by bubblewrap (its host is read-only, and a venv, whose scripts and `pyvenv.cfg` name the
   host's paths, would not survive the move), and copied into the docker image
   `polar/swe-env:<repo>-<version>-<hash>` (the debootstrap base plus that folder, built and cached in the
@@ -21,7 +21,6 @@ agent could read it. Instances that name an official `swebench/sweb.eval.x86_64.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import json
@@ -31,10 +30,11 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from polar.cache import cache_dir, locked
 from polar.errors import SandboxError, TaskFormatError
 from polar.protocols import Mount, SandboxSpec
 from polar.tasks.swe import BUNDLED, SweTask
@@ -54,20 +54,14 @@ ENVIRONMENTS_FILE = BUNDLED / "environments.json"
 
 
 def cache_root() -> Path:
-    """Where environments and base repositories are kept. The local sandbox runs as a uid of its own when polar
-    runs as root, so root's cache lives outside /root, where that uid can read it."""
-    if "POLAR_CACHE" in os.environ:
-        return Path(os.environ["POLAR_CACHE"]).expanduser() / "swe"
-    return Path("/var/cache/polar/swe") if os.geteuid() == 0 else Path.home() / ".cache" / "polar" / "swe"
+    """Where environments and base repositories are kept (`polar.cache`: outside /root when polar runs as root,
+    where the local sandbox's own uid can read it)."""
+    return cache_dir("swe")
 
 
-@contextmanager
-def _locked(name: str):
+def _locked(name: str) -> AbstractContextManager[None]:
     """One builder of a cache entry at a time on this machine (parallel admission shares the cache)."""
-    cache_root().mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / f".{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    return locked(cache_root() / f".{name}.lock")
 
 
 def _run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None, what: str = "") -> str:

@@ -15,15 +15,14 @@ and a changed one is built again. The build uses the engine's default network; t
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import io
 import re
 import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from polar.cache import cache_dir, locked
 from polar.dockerfile import parse, stages
 from polar.envs.sandbox.images import BASE_IMAGE, build_base_image
 from polar.errors import SandboxError, TaskFormatError
@@ -109,8 +108,7 @@ def image_for_dockerfile(client: Any, dockerfile: str, image: str | None = None)
     if _has_image(client, tag):
         _KNOWN[str(path)] = (stamp, tag)
         return tag
-    with open(Path(tempfile.gettempdir()) / f"polar-image-{tag.replace('/', '_')}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process building the same image finishes first
+    with locked(cache_dir("images") / f"{tag.replace('/', '_')}.lock"):  # a concurrent build of it finishes first
         if not _has_image(client, tag):
             _build(client, context, path.relative_to(path.parent).as_posix(), tag, str(path))
     _KNOWN[str(path)] = (stamp, tag)
