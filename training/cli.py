@@ -9,7 +9,7 @@ from typing import Any
 from polar.errors import PolarError
 from polar.trace import Trace, read_jsonl
 from polar.training.export import FORMATS, write_export
-from polar.training.samples import RECORDING_POLICIES, SampleError, per_turn, prefix_merge
+from polar.training.samples import RECORDING_POLICIES, Coverage, SampleError, per_turn, prefix_merge
 
 BUILDERS = {"prefix-merge": prefix_merge, "per-turn": per_turn}
 
@@ -37,25 +37,31 @@ def _read(path: Path) -> list[Trace]:
 def cmd_coverage(args: argparse.Namespace) -> int:
     traces = _read(args.traces)
     tokenizer = load_tokenizer(args.tokenizer)
-    print(f"{'episode':<36} {'harness':<16} {'calls':>5} {'chains':>6} {'coverage':>8}")
-    calls = merged = skipped = 0
+    print(f"{'episode':<36} {'harness':<16} {'calls':>5} {'chains':>6} {'merged':>6}  breaks")
+    total, skipped = Coverage(), 0
     for trace in traces:
         try:
             samples = prefix_merge(trace, tokenizer)
         except SampleError as e:
             skipped += 1
-            print(f"{trace.episode_id:<36} {trace.harness.name:<16} {len(trace.turns):>5} {'-':>6} {'-':>8}  {e}")
+            print(f"{trace.episode_id:<36} {trace.harness.name:<16} {len(trace.turns):>5} {'-':>6} {'-':>6}  {e}")
             continue
-        n = sum(len(s.turns) for s in samples)
-        m = sum(len(s.turns) for s in samples if len(s.turns) > 1)
-        calls, merged = calls + n, merged + m
-        share = f"{m / n:.3f}" if n else "-"
-        print(f"{trace.episode_id:<36} {trace.harness.name:<16} {n:>5} {len(samples):>6} {share:>8}")
+        episode = Coverage()
+        episode.add(samples)
+        total.add(samples)
+        share = f"{episode.merged:.3f}" if episode.calls > 1 else "-"
+        reasons = "; ".join(s.chain_break or "" for s in samples[1:])
+        print(f"{trace.episode_id:<36} {trace.harness.name:<16} {episode.calls:>5} {episode.chains:>6} {share:>6}  "
+              f"{reasons}")
     if traces and skipped == len(traces):
         raise PolarError(f"no trace in {args.traces} has token ids; policies that record them: {RECORDING_POLICIES}")
-    total = f"{merged / calls:.3f}" if calls else "-"
-    print(f"total: {len(traces) - skipped} episode(s), {calls} call(s), {merged} merged, coverage {total}"
+    merged = f"{total.merged:.3f}" if total.calls > total.episodes else "-"
+    per_episode = f"{total.chains / total.episodes:.2f}" if total.episodes else "-"
+    print(f"total: {total.episodes} episode(s), {total.calls} call(s), {total.joined} joined the call before, "
+          f"coverage {merged}; {per_episode} chains per episode, {total.single_chain} single-chain"
           + (f" ({skipped} skipped: no token ids)" if skipped else ""))
+    if total.breaks:
+        print("breaks: " + ", ".join(f"{reason} {n}" for reason, n in total.breaks.most_common()))
     return 0
 
 
@@ -76,7 +82,8 @@ def add_parser(subparsers: Any) -> None:
     sub = train.add_subparsers(dest="train_command", required=True)
     add_verl(sub)
 
-    coverage = sub.add_parser("coverage", help="per episode, the share of model calls prefix_merge chains")
+    coverage = sub.add_parser("coverage", help="per episode: chains, the share of calls that joined the chain of "
+                                               "the call before them, and why chains broke")
     coverage.add_argument("traces", type=Path, metavar="TRACES.jsonl")
     coverage.add_argument("--tokenizer", default="local",
                           help="`local` (SmolLM2, default), a .gguf file, or a Hugging Face tokenizer name/dir; "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.trace import Trace
-from polar.training.samples import Sample, prefix_merge
+from polar.training.samples import Coverage, Sample, prefix_merge
 from polar.types import ModelReply, content_text
 
 ATIF_VERSION = "ATIF-v1.8"
@@ -55,11 +55,11 @@ def skyrl_generator_output(traces: Iterable[Trace], tokenizer: Any, builder: Bui
         "prompt_token_ids", "response_ids", "rewards", "loss_masks", "rollout_logprobs", "stop_reasons",
         "trajectory_ids", "is_last_step")}
     repetitions: Counter[str] = Counter()
-    episodes = merged = calls = 0
+    chained = Coverage()
     for trace, samples in _samples(traces, tokenizer, builder):
         if not samples:
             continue
-        episodes += 1
+        chained.add(samples)
         finish = {turn.index: turn.reply.finish_reason for turn in trace.turns}
         trajectory_id = {"instance_id": trace.task_id, "repetition_id": repetitions[trace.task_id]}
         repetitions[trace.task_id] += 1
@@ -72,12 +72,10 @@ def skyrl_generator_output(traces: Iterable[Trace], tokenizer: Any, builder: Bui
             out["stop_reasons"].append(finish[sample.turns[-1]] or "unknown")
             out["trajectory_ids"].append(dict(trajectory_id))
             out["is_last_step"].append(i == len(samples) - 1)
-            calls += len(sample.turns)
-            merged += len(sample.turns) if len(sample.turns) > 1 else 0
     out["rollout_metrics"] = {
-        "polar/episodes": episodes,
+        "polar/episodes": chained.episodes,
         "polar/samples": len(out["response_ids"]),
-        "polar/merged_call_share": merged / calls if calls else 0.0,
+        "polar/merged_call_share": chained.merged,
     }
     return out
 

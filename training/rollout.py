@@ -1,22 +1,19 @@
 """One polar episode driven by a token-in/token-out sampler: the loop the verl agent loop and TRL share.
 
-Every model call of the episode goes: the observation (the harness's request) is rendered with the model's
-own chat template and the request's tools (`canonical_prompt_ids`); the sampler turns those ids into token ids
-and logprobs; they are decoded, tool calls are parsed (`<tool_call>{...}</tool_call>`, Hermes style, what
-SmolLM2's and Qwen's templates use), and the env gets a `ModelReply` carrying the exact `token_ids`,
-`logprobs` and `prompt_token_ids`. At the end the trace becomes one training sequence with `prefix_merge`.
+Every model call of the episode goes: the observation (the harness's request) becomes prompt ids through the
+episode's `PromptBuilder` (the previous prompt + the sampled ids + only the new messages rendered with the
+model's chat template and the request's tools; a full render, with the reason recorded, only when the history
+changed); the sampler turns those ids into token ids and logprobs; they are decoded, tool calls are parsed
+(`<tool_call>{...}</tool_call>`, Hermes style, what SmolLM2's and Qwen's templates use), and the env gets a
+`ModelReply` carrying the exact `token_ids`, `logprobs`, `prompt_token_ids` and `chain_break`. At the end the
+trace becomes training sequences with `prefix_merge`: one per chain, every chain trained, each with the
+episode's reward.
 
-Chain breaks: an episode whose later prompts stop extending the earlier ones (compaction, a sub-agent, a
-template that renders the model's reply back differently) prefix-merges into several chains. The trainer
-gets the FIRST chain only. The episode still runs to its end, so the reward grades everything the policy did,
-but the calls after the first break are not trained; `Rollout.chains` says how many chains there were.
-
-Budgets: the first chain must fit the trainer's sequence. The first prompt is left-truncated to
-`prompt_length` before sampling (as verl's own loops do, so the policy conditions on what is trained), and
-each call in the chain samples at most what is left of `response_length`. A call after a break (not trained)
-samples at most `response_length` tokens and what is left of the context (`prompt_length + response_length`),
-the same default verl's vLLM server applies. A call with no room left truncates the episode there (status
-`truncated`, through the env's `max_tokens` cap), and the sandbox is graded as it stands.
+Budgets: every chain must fit the trainer's sequence. A chain's first prompt is left-truncated to
+`prompt_length` before sampling (as verl's own loops do, so the policy conditions on what is trained), and each
+call in the chain samples at most what is left of `response_length` (sampled and in-between tokens together).
+A call with no room left truncates the episode there (status `truncated`, through the env's `max_tokens` cap),
+and the sandbox is graded as it stands.
 """
 
 from __future__ import annotations
@@ -29,8 +26,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from polar.evaluation.local_policy import parse_tool_calls
+from polar.evaluation.prompting import PromptBuilder
 from polar.trace import Trace
-from polar.training.samples import Sample, canonical_prompt_ids, prefix_merge
+from polar.training.samples import Sample, prefix_merge
 from polar.training.verl.data import EpisodeSpec
 from polar.types import ModelReply, ModelRequest
 
@@ -52,19 +50,20 @@ Generate = Callable[[list[int], int], Awaitable[Generation]]
 @dataclass(frozen=True)
 class Budget:
     prompt_length: int
-    """Longest first prompt; a longer one is left-truncated before sampling."""
+    """Longest first prompt of a chain; a longer one is left-truncated before sampling."""
     response_length: int
-    """Longest trained response: the first chain's sampled and in-between tokens together."""
+    """Longest trained response: one chain's sampled and in-between tokens together."""
 
 
 @dataclass
 class Rollout:
-    """An episode as the trainer sees it: the trace, and its first chain as one sample."""
+    """An episode as the trainer sees it: the trace, and every chain of it as a sample."""
 
     trace: Trace
-    sample: Sample
-    """The first prefix-merge chain, ending with its last sampled token (trailing env tokens dropped)."""
-    chains: int
+    samples: list[Sample]
+    """The prefix-merge chains in order, each ending with its last sampled token (trailing env tokens dropped);
+    chains that sampled nothing are left out, but an episode always has at least one sample (its reward must
+    reach the trainer's group)."""
     generate_s: float
     """Seconds spent waiting on the sampler."""
     env_s: float
@@ -105,6 +104,12 @@ def _without_env_tail(sample: Sample) -> Sample:
                    logprobs=sample.logprobs[:end])
 
 
+def trained_samples(trace: Trace, tokenizer: Any) -> list[Sample]:
+    """Every chain of the trace that sampled something, trimmed to its last sampled token (at least one)."""
+    chains = [_without_env_tail(s) for s in prefix_merge(trace, tokenizer)]
+    return [s for s in chains if any(s.loss_mask)] or chains[:1]
+
+
 def make_env(spec: EpisodeSpec) -> Any:
     """The (unwrapped) `PolarEnv` a spec names, with its turn and time budgets."""
     import gymnasium as gym
@@ -121,54 +126,51 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
                       policy: str) -> Rollout:
     """Run the episode `spec` names with `generate` as the policy; the env is made and closed here.
 
-    `model` names the model whose chat template renders the prompts (`canonical_prompt_ids`); `policy` is
-    recorded in the trace.
+    `model` names the model recorded in the replies; `tokenizer`'s chat template renders the prompts (one
+    `PromptBuilder` per episode); `policy` is recorded in the trace.
     """
     loop = asyncio.get_running_loop()
     stops = stop_ids(tokenizer)
+    builder = PromptBuilder(tokenizer, capacity=64)
     env = await loop.run_in_executor(None, make_env, spec)
     started, generate_s = time.monotonic(), 0.0
     try:
         seed = spec.seed * 2**20 + secrets.randbelow(2**20)
         obs, info = await env.areset(seed=seed, options={"task_id": spec.task_id,
                                                          "policy": {"name": policy, "model": model}})
-        chain: list[int] | None = None  # the first chain so far (prompt + appended); None once it broke
-        first_prompt = sampled = calls = 0
+        chain: list[int] | None = None  # the current chain so far (prompt + appended)
+        chain_prompt = sampled = 0  # the length of the current chain's first prompt; tokens sampled
         while True:
             if not obs.messages:  # the harness exited before calling the model: nothing to sample
                 reply = ModelReply(content="", finish_reason="stop", token_ids=[], logprobs=[], prompt_token_ids=[],
                                    model=model)
             else:
-                prompt = await loop.run_in_executor(None, canonical_prompt_ids, tokenizer, obs, model)
-                if calls == 0:
+                built = await loop.run_in_executor(None, builder.prompt, obs)
+                prompt = built.ids
+                in_chain = chain is not None and built.chain_break is None and prompt[: len(chain)] == chain
+                if not in_chain:
                     prompt = prompt[-budget.prompt_length:]
-                    first_prompt = len(prompt)
-                in_chain = calls == 0 or (chain is not None and prompt[: len(chain)] == chain)
-                if in_chain:
-                    room = budget.response_length - (len(prompt) - first_prompt)
-                else:
-                    chain = None
-                    room = min(budget.response_length, budget.prompt_length + budget.response_length - len(prompt))
-                limit = min(room, _asked(obs) or room)
+                    chain_prompt = len(prompt)
+                limit = budget.response_length - (len(prompt) - chain_prompt)
+                limit = min(limit, _asked(obs) or limit)
                 if limit < 1:  # no room to sample: truncate the episode here and grade it
                     env.max_tokens = sampled
                     reply = ModelReply(content="", finish_reason="length", token_ids=[], logprobs=[],
-                                       prompt_token_ids=prompt, model=model)
+                                       prompt_token_ids=prompt, chain_break=built.chain_break, model=model)
                 else:
                     t0 = time.monotonic()
                     generation = await generate(prompt, limit)
                     generate_s += time.monotonic() - t0
                     reply = reply_from_tokens(tokenizer, stops, prompt, generation, model)
+                    reply.chain_break = built.chain_break
+                    builder.record(obs, prompt, reply)
                     sampled += len(generation.token_ids)
-                    if in_chain:
-                        chain = prompt + list(generation.token_ids)
-                calls += 1
+                    chain = prompt + list(generation.token_ids)
             obs, _, terminated, truncated, info = await env.astep(reply)
             if terminated or truncated:
                 break
     finally:
         await loop.run_in_executor(None, env.close)
     trace: Trace = info["trace"]
-    chains = prefix_merge(trace, tokenizer)
-    return Rollout(trace=trace, sample=_without_env_tail(chains[0]), chains=len(chains), generate_s=generate_s,
+    return Rollout(trace=trace, samples=trained_samples(trace, tokenizer), generate_s=generate_s,
                    env_s=time.monotonic() - started - generate_s)

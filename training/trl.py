@@ -5,10 +5,16 @@
 prompt it runs the episode of the dataset row the prompt came from, with the trainer's own model as the policy
 (sampled in-process with a KV cache; exact token ids and logprobs), and returns TRL's keys: `prompt_ids`,
 `completion_ids`, `logprobs`, and `env_mask` (TRL's name for the loss mask: 1 = sampled by the model, 0 =
-tokens the env added between calls). The completion is the episode's first prefix-merge chain, under the same
-rule and budgets as the verl backend (`polar.training.rollout`; the budget is `max_completion_length`).
-The extra `reward`, `reward_components`, `episode_id` and `status` lists reach the reward functions;
-`env_reward` returns `reward` and logs the mean of each component (`polar/<component>`).
+tokens the env added between calls), with the same prompts and budgets as the verl backend
+(`polar.training.rollout`; the budget is `max_completion_length`).
+The extra `reward`, `reward_components`, `episode_id`, `status` and `chains` lists reach the reward functions;
+`env_reward` returns `reward` and logs the mean of each component (`polar/<component>`) and of `chains`.
+
+One completion per episode: TRL 1.16 takes exactly `num_generations` completions per prompt and groups them by
+position for the advantage (`rewards.view(-1, num_generations)`), so a rollout cannot hand it an episode's k
+chains as k samples (verl's v1 trainer can: see `polar.training.verl.agent_loop`). The completion is the
+episode's first chain; `chains` says how many it had (1 on append-only harnesses, where the prompt builder keeps
+episodes whole), and every chain of the same traces is in `polar train export --format trl`.
 
 No vLLM is needed: with `use_vllm=False` TRL calls `rollout_func` as is, so on a CPU the trainer's model
 generates in-process (with `use_vllm=True` too, this rollout samples from the trainer's model, not vLLM).
@@ -45,7 +51,7 @@ class PolarRollout:
         Args:
             rows: dataset rows from `polar.training.verl.data.dataset_rows` (the train dataset is made of them).
             tokenizer: the trained model's tokenizer (prompts are rendered with its chat template).
-            model_name: the model whose chat template renders prompts (`canonical_prompt_ids`).
+            model_name: the model name recorded in the traces (the tokenizer's chat template renders prompts).
             max_prompt_length: longest first prompt; a longer one is left-truncated before sampling.
             policy: the policy name recorded in traces.
             on_episode: called with each finished episode (its trace, its sample), e.g. to save the traces.
@@ -105,10 +111,10 @@ class PolarRollout:
 
     def _output(self, rollouts: list[Rollout]) -> dict[str, list]:
         out: dict[str, list] = {k: [] for k in ("prompt_ids", "completion_ids", "logprobs", "env_mask", "reward",
-                                                "reward_components", "episode_id", "status")}
+                                                "reward_components", "episode_id", "status", "chains")}
         eos = self.tokenizer.eos_token_id
         for rollout in rollouts:
-            sample = rollout.sample
+            sample = rollout.samples[0]
             empty = not sample.response_ids  # no call sampled anything: one unsampled eos, mask 0 (TRL needs a token)
             out["prompt_ids"].append(sample.prompt_ids or [eos])
             out["completion_ids"].append([eos] if empty else sample.response_ids)
@@ -118,15 +124,19 @@ class PolarRollout:
             out["reward_components"].append(dict(rollout.trace.reward_components))
             out["episode_id"].append(rollout.trace.episode_id)
             out["status"].append(rollout.trace.status)
+            out["chains"].append(len(rollout.samples))
         return out
 
 
 def env_reward(completions: list, reward: list[float], reward_components: list[dict] | None = None,
-               log_metric: Callable[[str, float], None] | None = None, **kwargs: Any) -> list[float]:
+               log_metric: Callable[[str, float], None] | None = None, chains: list[int] | None = None,
+               **kwargs: Any) -> list[float]:
     """The episode's reward (the env's capped sum of its components), as a TRL reward function."""
     if log_metric is not None and reward_components:
         for name in reward_components[0]:
             log_metric(f"polar/{name}", sum(c.get(name, 0.0) for c in reward_components) / len(reward_components))
+    if log_metric is not None and chains:
+        log_metric("polar/chains", sum(chains) / len(chains))
     return [float(r) for r in reward]
 
 

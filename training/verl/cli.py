@@ -18,6 +18,9 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 AGENT_LOOP_YAML = CONFIGS / "agent_loop.yaml"
 AGENT_LOOP_KEY = "actor_rollout_ref.rollout.agent.agent_loop_config_path"
 DATA_KEYS = ("data.train_files", "data.val_files")
+MODEL_KEY = "actor_rollout_ref.model.path"
+NO_GPU = ("no GPU: verl's trainer needs a CUDA GPU (torch sees none); on the CPU, train with TRL "
+          "(polar.training.trl.grpo_trainer), or check the launch with --dry-run")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -54,12 +57,33 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 def cmd_verl(args: argparse.Namespace) -> int:
     command = verl_command(args.config, args.overrides)
+    if not args.dry_run and gpu_count() == 0:  # else Ray waits forever for a GPU worker it cannot schedule
+        raise PolarError(NO_GPU)
     check_data(command, require=not args.dry_run)
     if args.dry_run:
         print(shlex.join(command))
         return 0
+    model = model_path(command)
+    if model is not None and not Path(model).expanduser().is_dir():
+        print(f"polar: {MODEL_KEY}={model} is not a local folder: verl fetches it from the Hugging Face hub "
+              f"(pass {MODEL_KEY}=DIR to use a local copy)", flush=True)
     print(shlex.join(command), flush=True)
     return subprocess.run(command).returncode
+
+
+def gpu_count() -> int:
+    """The GPUs torch can use (CUDA or ROCm); 0 without torch."""
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count()
+
+
+def model_path(command: list[str]) -> str | None:
+    """The model the command trains (`actor_rollout_ref.model.path`), or None when it names none."""
+    paths = [arg.partition("=")[2].strip("'\"") for arg in command if arg.startswith(f"{MODEL_KEY}=")]
+    return paths[-1] if paths else None
 
 
 def load_config(config: str) -> dict[str, Any]:
