@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+from functools import cache
 
 from polar.errors import UnknownNameError
+from polar.harnesses.declaration import Declaration
 from polar.protocols import Harness
 
 HARNESSES = {
@@ -22,8 +24,19 @@ HARNESSES = {
 EXTERNAL = [name for name in HARNESSES if name != "builtin"]
 
 
-def make_harness(name: str) -> Harness:
+def harness_class(name: str) -> type:
     if name not in HARNESSES:
         raise UnknownNameError("harness", name, HARNESSES)
     module, attr = HARNESSES[name].split(":")
-    return getattr(importlib.import_module(module), attr)()
+    return getattr(importlib.import_module(module), attr)
+
+
+def make_harness(name: str) -> Harness:
+    return harness_class(name)()
+
+
+@cache
+def declarations() -> dict[str, Declaration]:
+    """Every registered harness's declaration (its API and tools), by name: what the oracle policy and the tests
+    know about harnesses, read from the adapters."""
+    return {name: harness_class(name).declared for name in HARNESSES}

@@ -17,6 +17,7 @@ import shlex
 
 from polar import __version__
 from polar.errors import SandboxError
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolOutput, ToolSet
 from polar.types import ModelReply, ModelRequest, ToolCall, function_tool
 
@@ -202,6 +203,9 @@ def _str(args: dict, key: str) -> str:
 class BuiltinHarness:
     name = "builtin"
     version = __version__
+    install = "built in"
+    declared = Declaration(api="builtin", shell=(ShellTool("bash"),), edit_tools=("create", "str_replace"),
+                           finish_tool="submit", env_tool_name="{}", compaction="none")
 
     def sandbox_mounts(self) -> tuple[Mount, ...]:
         return ()

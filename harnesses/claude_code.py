@@ -2,11 +2,15 @@
 
 import json
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import STATE, ExternalHarness, McpConfig, mcp_url
 
 
 class ClaudeCode(ExternalHarness):
     name = "claude-code"
+    declared = Declaration(api="anthropic-messages", shell=(ShellTool("Bash"),), edit_tools=("Edit", "Write"),
+                           env_tool_name="mcp__polar__{}", compaction="DISABLE_AUTO_COMPACT=1",
+                           sub_agents="not turned off: its Agent tool is offered")
     package = "@anthropic-ai/claude-code"
     version = "2.1.332"
     bin = "node_modules/.bin/claude"
@@ -17,6 +21,7 @@ class ClaudeCode(ExternalHarness):
         return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "polar", "ANTHROPIC_MODEL": self.model,
                 "ANTHROPIC_SMALL_FAST_MODEL": self.model, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+                "DISABLE_AUTO_COMPACT": "1",
                 "ENABLE_TOOL_SEARCH": "false",  # MCP tools in the request itself, not deferred behind ToolSearch
                 "IS_SANDBOX": "1"}  # it runs as root in a container; polar's sandbox is the boundary
 

@@ -1,5 +1,6 @@
 """Codex CLI (`@openai/codex`), speaking OpenAI Responses to the gateway (`wire_api = "responses"`)."""
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
 CODEX_HOME = f"{HOME}/.codex"
@@ -7,6 +8,12 @@ CODEX_HOME = f"{HOME}/.codex"
 
 class Codex(ExternalHarness):
     name = "codex"
+    declared = Declaration(api="openai-responses", edit_tools=("apply_patch",), env_tool_name="mcp__polar__{}",
+                           shell=(ShellTool("exec_command", "cmd"), ShellTool("shell_command"),
+                                  ShellTool("shell", form="argv")),
+                           sub_agents="not offered by default")
+    """`shell`/`shell_command` are what it offers for model names outside its catalog; the gateway flattens its
+    MCP `namespace` tool to `mcp__polar__<tool>`."""
     package = "@openai/codex"
     version = "0.171.0"
     bin = "node_modules/.bin/codex"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from polar.cache import cache_dir, locked
 from polar.errors import HarnessError
+from polar.harnesses.declaration import Declaration
 from polar.harnesses.gateway.server import Gateway, GatewaySession, PendingCall, shared_gateway
 from polar.protocols import HarnessExit, Mount, Sandbox, Task, ToolSet
 from polar.types import ModelReply, ModelRequest
@@ -43,12 +44,10 @@ def mcp_url(base_url: str) -> str:
 
 
 def mcp_harnesses() -> list[str]:
-    """The harnesses that can reach an env's own tools (a browser): the built-in one, and each CLI adapter whose
-    `mcp` says how to point it at the MCP server."""
-    from polar.harnesses import EXTERNAL, make_harness  # the registry imports the adapters, which import this module
+    """The harnesses that can reach an env's own tools (a browser), as their declarations say."""
+    from polar.harnesses import declarations  # the registry imports the adapters, which import this module
 
-    base_url = f"http://127.0.0.1:{BRIDGE_PORT}/s/any"
-    return ["builtin", *(name for name in EXTERNAL if make_harness(name).mcp(base_url) is not None)]
+    return [name for name, declared in declarations().items() if declared.env_tool_name is not None]
 
 
 @dataclass(frozen=True)
@@ -64,6 +63,8 @@ class ExternalHarness:
     """Base class of the CLI adapters. Subclasses set the attributes and override `env`, `files`, `command`."""
 
     name: str
+    declared: Declaration
+    """What the model sees of this CLI: its API, tools, env-tool names (read by the oracle, the tests, the README)."""
     package: str
     """npm package (or PyPI distribution when `installer == "pip"`)."""
     version: str
@@ -104,6 +105,11 @@ class ExternalHarness:
         return cache_dir("harnesses") / f"{self.name}-{self.version}"
 
     @property
+    def install(self) -> str:
+        """The pinned install, as its package manager spells it."""
+        return f"{self.package}@{self.version}" if self.installer == "npm" else f"{self.package}=={self.version}"
+
+    @property
     def exe(self) -> str:
         return f"{TOOLS_DIR}/{self.name}/{self.bin}"
 
@@ -118,21 +124,24 @@ class ExternalHarness:
                 target.mkdir(exist_ok=True)
                 if self.installer == "npm":
                     argv = ["npm", "install", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error",
-                            f"{self.package}@{self.version}"]
+                            self.install]
                 else:
                     argv = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
-                            str(target / self.bin), f"{self.package}=={self.version}"]
+                            str(target / self.bin), self.install]
                 done = subprocess.run(argv, capture_output=True, text=True)
                 if done.returncode != 0:
-                    raise HarnessError(f"installing {self.package}@{self.version} failed ({' '.join(argv)}):\n"
+                    raise HarnessError(f"installing {self.install} failed ({' '.join(argv)}):\n"
                                        f"{done.stderr[-3000:]}")
                 self.after_install(target)
                 (target / ".installed").write_text(self.version)
         return target
 
     def sandbox_mounts(self) -> tuple[Mount, ...]:
+        """The install folder is mounted before the install lands in it (a bind mount shows it as it arrives):
+        `launch` installs in a thread, so a first install does not block the event loop the other episodes run on."""
+        self.install_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
         mounts = (Mount(shared_gateway().socket_dir, GATEWAY_DIR),
-                  Mount(str(self.ensure_installed()), f"{TOOLS_DIR}/{self.name}"))
+                  Mount(str(self.install_dir), f"{TOOLS_DIR}/{self.name}"))
         if self.installer == "npm":
             node = shutil.which("node")
             if node is None:
@@ -141,6 +150,7 @@ class ExternalHarness:
         return mounts
 
     async def launch(self, task: Task, sandbox: Sandbox, tools: ToolSet | None = None) -> ExternalRun:
+        await asyncio.to_thread(self.ensure_installed)
         gateway = await shared_gateway().ensure_started()
         if not any(m.sandbox_path == GATEWAY_DIR for m in sandbox.spec.mounts):
             raise HarnessError(f"the sandbox was started without the gateway mount at {GATEWAY_DIR}")

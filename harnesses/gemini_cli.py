@@ -2,6 +2,7 @@
 
 import json
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
 SETTINGS_FILE = f"{HOME}/.gemini/settings.json"
@@ -12,6 +13,8 @@ SETTINGS = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification
 
 class GeminiCli(ExternalHarness):
     name = "gemini-cli"
+    declared = Declaration(api="gemini", shell=(ShellTool("run_shell_command"),), edit_tools=("replace", "write_file"),
+                           env_tool_name="mcp_polar_{}", sub_agents="not turned off: its invoke_agent tool is offered")
     package = "@google/gemini-cli"
     version = "0.61.0"
     bin = "node_modules/.bin/gemini"

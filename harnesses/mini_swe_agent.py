@@ -1,11 +1,14 @@
 """mini-swe-agent (PyPI), speaking OpenAI Chat Completions through litellm. Installed with pip into the
 cache and run by the sandbox's own `python3` (same minor version as the installing Python)."""
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import ExternalHarness
 
 
 class MiniSweAgent(ExternalHarness):
     name = "mini-swe-agent"
+    declared = Declaration(api="openai-chat", shell=(ShellTool("bash"),),
+                           finish_command="echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", compaction="none")
     package = "mini-swe-agent"
     version = "2.4.6"
     bin = "site"

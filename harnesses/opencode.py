@@ -2,6 +2,7 @@
 
 import json
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
 CONFIG = f"{HOME}/.config/opencode"
@@ -9,6 +10,9 @@ CONFIG = f"{HOME}/.config/opencode"
 
 class Opencode(ExternalHarness):
     name = "opencode"
+    declared = Declaration(api="openai-chat", shell=(ShellTool("bash"),), edit_tools=("edit", "write"),
+                           env_tool_name="polar_{}", compaction="OPENCODE_DISABLE_AUTOCOMPACT=1",
+                           sub_agents="not turned off: its task tool is offered")
     package = "opencode-ai"
     version = "1.18.33"
     bin = "node_modules/.bin/opencode"
@@ -17,7 +21,7 @@ class Opencode(ExternalHarness):
 
     def env(self, base_url: str) -> dict[str, str]:
         return {"OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_FFF": "1",
-                "TMPDIR": f"{HOME}/tmp"}
+                "OPENCODE_DISABLE_AUTOCOMPACT": "1", "TMPDIR": f"{HOME}/tmp"}
 
     def config(self, base_url: str) -> dict[str, object]:
         """opencode.json: the gateway as an openai-compatible provider, no sharing, no updates."""

@@ -2,11 +2,14 @@
 
 import json
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import HOME, ExternalHarness
 
 
 class Pi(ExternalHarness):
     name = "pi"
+    declared = Declaration(api="openai-chat", shell=(ShellTool("bash"),), edit_tools=("edit", "write"),
+                           compaction="settings.json compaction.enabled = false")
     package = "@mariozechner/pi-coding-agent"
     version = "0.73.1"
     bin = "node_modules/.bin/pi"
@@ -23,7 +26,8 @@ class Pi(ExternalHarness):
                         "contextWindow": 128000, "maxTokens": 16000,
                         "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}
         return {f"{HOME}/.pi/agent/models.json": json.dumps(models, indent=2),
-                f"{HOME}/.pi/agent/settings.json": json.dumps({"enableInstallTelemetry": False})}
+                f"{HOME}/.pi/agent/settings.json": json.dumps({"enableInstallTelemetry": False,
+                                                               "compaction": {"enabled": False}})}
 
     def command(self, exe: str) -> str:
         return f'{exe} -p --provider polar --model {self.model} "$POLAR_INSTRUCTION"'

@@ -3,12 +3,16 @@
 import json
 from pathlib import Path
 
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import HOME, ExternalHarness, McpConfig
 from polar.harnesses.gemini_cli import mcp_servers
 
 
 class QwenCode(ExternalHarness):
     name = "qwen-code"
+    declared = Declaration(api="openai-chat", shell=(ShellTool("run_shell_command"),),
+                           edit_tools=("edit", "write_file"), env_tool_name="mcp__polar__{}",
+                           sub_agents="not turned off: its agent tool is offered")
     package = "@qwen-code/qwen-code"
     version = "0.24.4"
     bin = "node_modules/.bin/qwen"

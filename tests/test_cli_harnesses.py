@@ -1,6 +1,8 @@
-"""Every external harness, with its real binary, offline, through gym.make: oracle → 1, "done" → 0."""
+"""Every external harness, with its real binary, offline, through gym.make: oracle → 1, "done" → 0; and what each
+adapter declares (its API, tools, install) is what harnesses/README.md's table says."""
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import jsonschema
@@ -10,12 +12,12 @@ from conftest import require_modules
 from polar.envs.registration import register_envs
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
-from polar.harnesses import EXTERNAL
+from polar.harnesses import EXTERNAL, HARNESSES, declarations, make_harness
+from polar.harnesses.external import BRIDGE_PORT
 from polar.trace import load_schema
 
 register_envs()
-API = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "gemini",
-       "qwen-code": "openai-chat", "opencode": "openai-chat", "pi": "openai-chat", "mini-swe-agent": "openai-chat"}
+README = Path(__file__).parents[1] / "harnesses" / "README.md"
 
 
 @pytest.fixture(scope="module", params=EXTERNAL)
@@ -30,7 +32,7 @@ def test_oracle_through_the_harness_own_tools_scores_1(env):
     trace = run_episode(env, OraclePolicy(), seed=0, task_id="run_length_encoding")
     assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
     assert trace.harness.name == name and trace.harness.version == env.unwrapped.harness.version
-    assert all(t.request.api == API[name] for t in trace.turns)
+    assert all(t.request.api == declarations()[name].api for t in trace.turns)
     assert trace.turns[0].request.tools or name == "mini-swe-agent"
     jsonschema.validate(json.loads(trace.to_json()), load_schema())
 
@@ -53,3 +55,34 @@ def test_local_policy_token_ids_are_recorded_through_an_external_harness(bwrap):
     (turn,) = trace.turns
     assert turn.request.api == "openai-chat" and turn.request.tool_names() == ["bash"]
     assert len(turn.reply.token_ids) == len(turn.reply.logprobs) > 0 and turn.reply.prompt_token_ids
+
+
+def table_row(name: str) -> str:
+    """The README's row for a harness, from its adapter alone."""
+    harness, declared = make_harness(name), declarations()[name]
+    shell = ", ".join(f"`{tool.name}`" for tool in declared.shell) or "—"
+    env_tools = f"`{declared.env_tool('<tool>')}`" if declared.env_tool_name else "—"
+    cells = (f"`{name}`", f"`{HARNESSES[name].split(':')[0].rsplit('.', 1)[1]}.py`", f"`{harness.install}`",
+             declared.api, shell, env_tools, declared.compaction, declared.sub_agents)
+    return "| " + " | ".join(cells) + " |"
+
+
+def test_the_readme_table_is_what_the_adapters_declare():
+    """One row per registered harness, in registry order, each cell read from its adapter."""
+    text = README.read_text()
+    rows = text[text.index("| harness | adapter |"):].split("\n\n")[0].splitlines()[2:]
+    assert rows == [table_row(name) for name in HARNESSES], "\n".join(table_row(name) for name in HARNESSES)
+
+
+def test_the_main_readme_lists_every_harness_at_its_pinned_version():
+    text = (README.parents[1] / "README.md").read_text()
+    table = text[text.index("| harness | version | API |"):].split("\n\n")[0].splitlines()[2:]
+    cells = [[cell.strip() for cell in row.strip("|").split("|")] for row in table]
+    assert [c[0] for c in cells] == [f"`{name}`" for name in HARNESSES]
+    assert [c[1] for c in cells[1:]] == [make_harness(name).version for name in EXTERNAL]
+
+
+@pytest.mark.parametrize("name", EXTERNAL)
+def test_an_adapter_declares_env_tools_exactly_when_it_configures_mcp(name):
+    base_url = f"http://127.0.0.1:{BRIDGE_PORT}/s/any"
+    assert (make_harness(name).mcp(base_url) is None) == (declarations()[name].env_tool_name is None)

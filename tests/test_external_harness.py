@@ -54,6 +54,9 @@ class TinyAgent(ExternalHarness):
     def sandbox_mounts(self):
         return (Mount(shared_gateway().socket_dir, GATEWAY_DIR),)
 
+    def ensure_installed(self):
+        return self.install_dir  # nothing to install: the agent is a file `files` writes
+
     def files(self, base_url):
         return {"/tmp/polar/agent.py": AGENT}
 

@@ -1,0 +1,50 @@
+"""What is known about a harness, declared once on its adapter and read by everyone else.
+
+The oracle policy finds a request's shell, finish and env tools from these declarations, the tests check each
+adapter against them, and harnesses/README.md's table is checked against them (tests/test_cli_harnesses.py), so
+no list of harness tool names lives anywhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from polar.types import Api
+
+
+@dataclass(frozen=True)
+class ShellTool:
+    """A tool that runs a shell command: its name, the argument that holds the command, and that argument's form."""
+
+    name: str
+    argument: str = "command"
+    form: Literal["string", "argv"] = "string"
+    """`string`: the command line; `argv`: `["bash", "-lc", line]`."""
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A harness's interface to its model, as the model sees it."""
+
+    api: Api
+    """The provider API its model calls come in on."""
+    shell: tuple[ShellTool, ...] = ()
+    """Its shell tools, preferred first (a CLI may offer another one depending on the model name)."""
+    edit_tools: tuple[str, ...] = ()
+    """Its file-editing tools."""
+    finish_tool: str | None = None
+    """A tool whose call ends the episode; None when the harness ends when the model stops calling tools."""
+    finish_command: str | None = None
+    """A shell command whose run ends the episode (mini-swe-agent's prompt names one)."""
+    env_tool_name: str | None = None
+    """How the env's own tools (a browser) appear to the model, a format of the tool's name (`mcp__polar__{}`: the
+    MCP server registered as `polar`); None when the harness cannot reach them."""
+    compaction: str = "not turned off (no switch)"
+    """How its context compaction is turned off, or why it is not."""
+    sub_agents: str = "none"
+    """How its sub-agents are turned off, or that it has none."""
+
+    def env_tool(self, name: str) -> str | None:
+        """The name under which the model sees the env tool `name`."""
+        return None if self.env_tool_name is None else self.env_tool_name.format(name)
