@@ -6,6 +6,11 @@ call and runs until the next one or the harness's exit. `terminated` means the h
 episode broke: see `info["status"]`); `truncated` means a turn, token or wall-clock limit cut it short. The
 verifier grades the sandbox in both cases, once the harness stopped and every process the agent started is dead
 (`Sandbox.reset_processes`: grading gets a fresh shell), and the last step's `info["trace"]` holds the whole episode.
+A task that cannot start (its sandbox, its setup, its image) is still an episode: `reset` returns an empty request
+and the first step ends it with status `sandbox_error` and the reason, so a run of many tasks goes on. A harness
+that cannot start raises: it would fail every task alike.
+A policy that cannot answer a call steps a `PolicyFailure` instead of a reply: the episode ends `policy_error`.
+Each observation carries the episode id (`request.episode_id`), which policies send upstream as a session key.
 """
 
 from __future__ import annotations
@@ -25,12 +30,24 @@ from polar.envs.registration import load_family
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
-from polar.errors import HarnessError, SandboxError
+from polar.errors import HarnessError, SandboxError, TaskFormatError
 from polar.harnesses import make_harness
 from polar.protocols import EnvFamily, Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
 from polar.tasks import select_tasks
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
+
+DEFAULT_TIME_LIMIT_S = 900.0
+"""An episode's wall-clock budget when neither the caller nor the task sets one."""
+
+
+@dataclass(frozen=True)
+class PolicyFailure:
+    """The action for a model call the policy could not answer (a prompt longer than the model's context, a server
+    error): the episode ends with status `policy_error` and this message, graded as the sandbox stands. The call is
+    not recorded as a turn, since it has no reply; the run goes on with the next episode."""
+
+    error: str
 
 
 @dataclass
@@ -40,6 +57,7 @@ class _Episode:
     seed: int | None
     policy: Named | None
     started_at: str
+    time_limit_s: float
     deadline: float
     sandbox: Sandbox | None = None
     tools: ToolSet | None = None
@@ -61,7 +79,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
 
     def __init__(self, family: str, *, harness: str | Harness = "builtin", sandbox: str = "local",
                  suite: str | None = None,
-                 max_turns: int = 30, time_limit_s: float = 900.0, max_tokens: int | None = None,
+                 max_turns: int = 30, time_limit_s: float | None = None, max_tokens: int | None = None,
                  pool: int = 0, render_mode: str | None = None):
         """
         Args:
@@ -71,7 +89,8 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             sandbox: where the agent's commands run (`local` = bubblewrap, `process` = unisolated).
             suite: a bundled suite name or a directory of tasks; None for the family's default.
             max_turns: model calls before the episode is truncated.
-            time_limit_s: wall-clock budget of one episode, from reset to the last step.
+            time_limit_s: wall-clock budget of one episode, from reset to the last step; None for the task's own
+                (a Harbor task's `[agent] timeout_sec`), else `DEFAULT_TIME_LIMIT_S`.
             max_tokens: sampled tokens (from replies that carry token ids) before truncation; None for no cap.
             pool: sandboxes to keep started ahead of need (0: start each on demand).
         """
@@ -100,13 +119,14 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         (a `polar.trace.Named` or its dict), recorded in the trace. `info["task"]` is the task, for oracles."""
         return runtime.run(self._areset(seed, options))
 
-    def step(self, action: ModelReply | dict | str):
+    def step(self, action: ModelReply | dict | str | PolicyFailure):
+        """Answer the pending model call with the policy's reply (or say it could not: a `PolicyFailure`)."""
         return runtime.run(self._astep(action))
 
     async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         return await runtime.run_async(self._areset(seed, options))
 
-    async def astep(self, action: ModelReply | dict | str):
+    async def astep(self, action: ModelReply | dict | str | PolicyFailure):
         return await runtime.run_async(self._astep(action))
 
     def close(self) -> None:
@@ -136,13 +156,15 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         await self._finish_quietly()
         task = self._pick_task(options.get("task_id"))
         policy = options.get("policy")
+        budget = self.time_limit_s or getattr(task, "agent_timeout_s", None) or DEFAULT_TIME_LIMIT_S
         ep = _Episode(
             task=task,
             episode_id=str(uuid.UUID(bytes=self.np_random.bytes(16), version=4)),
             seed=seed,
             policy=Named.model_validate(policy) if policy is not None else None,
             started_at=_now(),
-            deadline=time.monotonic() + self.time_limit_s,
+            time_limit_s=budget,
+            deadline=time.monotonic() + budget,
         )
         self._episode = ep
         try:
@@ -153,17 +175,24 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             ep.tools, ep.state = setup.tools, setup.state
             await ep.sandbox.mark_processes()  # what setup started (the task's services) outlives the agent's
             ep.run = await self.harness.launch(task, ep.sandbox, ep.tools)
+        except (SandboxError, TaskFormatError) as e:  # this task cannot start here: an episode that says why
+            await self._stop_episode()
+            first = HarnessExit(error=str(e))
+            ep.ended_early = ("sandbox_error", f"the task could not start: {type(e).__name__}: {e}")
         except BaseException:
             await self._finish_quietly()
             raise
-        try:
-            first = await _wait(ep.run.advance(None), ep.deadline - time.monotonic())
-        except TimeoutError:
-            first = HarnessExit(error="timeout")
+        if ep.run is not None:
+            try:
+                first = await _wait(ep.run.advance(None), ep.deadline - time.monotonic())
+            except TimeoutError:
+                first = HarnessExit(error="timeout")
         if isinstance(first, HarnessExit):  # no model call at all: the next step ends the episode
-            ep.ended_early = ("timeout", f"no model call within the {self.time_limit_s:g}s time limit") \
-                if first.error == "timeout" else ("harness_error" if first.error else "completed", first.error)
+            ep.ended_early = ep.ended_early or (
+                ("timeout", f"no model call within the {ep.time_limit_s:g}s time limit") if first.error == "timeout"
+                else ("harness_error" if first.error else "completed", first.error))
             first = ModelRequest(messages=[])
+        first = first.model_copy(update={"episode_id": ep.episode_id})
         ep.pending, ep.observed_at = first, time.monotonic()
         info = self._info()
         if ep.ended_early:
@@ -175,12 +204,13 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             return select_tasks(self.tasks, [task_id])[0]
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
 
-    async def _astep(self, action: ModelReply | dict | str):
-        reply = ModelReply.coerce(action)
+    async def _astep(self, action: ModelReply | dict | str | PolicyFailure):
+        failed = action if isinstance(action, PolicyFailure) else None
+        reply = ModelReply() if failed else ModelReply.coerce(action)
         ep = self._episode
         if ep is None or ep.done or ep.pending is None:
             raise RuntimeError("no model call is pending: call reset() before step(), and again after an episode ends")
-        assert ep.run is not None
+        assert ep.run is not None or ep.ended_early
         started = time.monotonic()
         request, ep.pending = ep.pending, None
         status: str | None = None
@@ -189,16 +219,20 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         try:
             if ep.ended_early:
                 status, error = ep.ended_early
+            elif failed:
+                status, error = "policy_error", failed.error
             else:
+                assert ep.run is not None
                 nxt = await _wait(ep.run.advance(reply), ep.deadline - started)
         except TimeoutError:
-            status, error = "timeout", f"the episode's {self.time_limit_s:g}s time limit ran out"
+            status, error = "timeout", f"the episode's {ep.time_limit_s:g}s time limit ran out"
         except SandboxError as e:
             status, error = "sandbox_error", str(e)
         except HarnessError as e:
             status, error = "harness_error", str(e)
-        ep.turns.append(Turn(index=len(ep.turns), request=request, reply=reply,
-                             policy_latency_s=started - ep.observed_at, env_latency_s=time.monotonic() - started))
+        if not failed:
+            ep.turns.append(Turn(index=len(ep.turns), request=request, reply=reply,
+                                 policy_latency_s=started - ep.observed_at, env_latency_s=time.monotonic() - started))
         ep.tokens += len(reply.token_ids or ())
         if isinstance(nxt, HarnessExit):
             status, error = ("harness_error", nxt.error) if nxt.error else ("completed", None)
@@ -208,6 +242,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             status, error = "truncated", f"reached max_tokens={self.max_tokens}"
         if status is None:
             assert isinstance(nxt, ModelRequest)
+            nxt = nxt.model_copy(update={"episode_id": ep.episode_id})
             ep.pending, ep.observed_at = nxt, time.monotonic()
             return nxt, 0.0, False, False, self._info()
         trace = await self._finish(status, error)
@@ -220,10 +255,10 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         """Stop the harness, kill what the agent started, grade the sandbox in a fresh shell (for every status but a
         broken sandbox), stop everything, build the trace."""
         ep = self._episode
-        assert ep is not None and ep.sandbox is not None
+        assert ep is not None
         ep.done = True
-        grade = Grade(self.family.reward.zeros(), error="the sandbox broke; nothing to grade")
-        if status != "sandbox_error":
+        grade = Grade(self.family.reward.zeros(), error="the sandbox broke or never started; nothing to grade")
+        if status != "sandbox_error" and ep.sandbox is not None:
             try:
                 run, ep.run = ep.run, None
                 if run is not None:

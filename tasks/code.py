@@ -14,6 +14,7 @@ from pathlib import Path
 
 from polar.errors import TaskFormatError, UnknownNameError
 from polar.protocols import SolutionStep, WriteFile
+from polar.tasks.folders import load_folders
 
 BUNDLED = Path(__file__).with_name("code")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -120,7 +121,8 @@ def _python(path: Path) -> str:
 
 
 def load_suite(suite: str | Path | None = None) -> list[CodeTask]:
-    """A bundled suite (`code`, the default, or `code-mini`), or every task directory under a path."""
+    """A bundled suite (`code`, the default, or `code-mini`), or every task directory under a path; a folder that
+    does not load is left out and named in the result's `rejected` (`polar.tasks.folders`)."""
     name = "code" if suite is None else str(suite)
     if name in SUITES:
         root, only = BUNDLED, SUITES[name]
@@ -128,8 +130,6 @@ def load_suite(suite: str | Path | None = None) -> list[CodeTask]:
         root, only = Path(name), None
     else:
         raise UnknownNameError("Code-v0 suite", name, [*SUITES, "<a directory of task folders>"])
-    tasks = [load_task(d) for d in sorted(root.iterdir())
-             if d.is_dir() and not d.name.startswith((".", "_")) and (only is None or d.name in only)]
-    if not tasks:
-        raise TaskFormatError(f"{root}: no task directories")
-    return tasks
+    folders = [d for d in sorted(root.iterdir())
+               if d.is_dir() and not d.name.startswith((".", "_")) and (only is None or d.name in only)]
+    return load_folders(root, folders, load_task, "task.toml, statement.md, stub/, solution/, tests/")

@@ -34,6 +34,7 @@ import base64
 import json
 import math
 import posixpath
+import re
 import shlex
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,7 @@ from typing import Any
 from polar.dockerfile import Stage, assignments, parse, stage_chain, stages, substitute
 from polar.errors import TaskFormatError, UnknownNameError, VerifierError
 from polar.protocols import RunCommand, SolutionStep, WriteFile
+from polar.tasks.folders import load_folders
 
 BUNDLED = Path(__file__).with_name("terminal")
 SUITES = {"terminal-mini": BUNDLED}
@@ -51,6 +53,8 @@ DEFAULT_WORKDIR = "/app"
 """The working directory of a Dockerfile without WORKDIR: polar needs a writable one, which `/` is not locally."""
 VERIFIER_TIMEOUT_S = 600.0
 AGENT_TIMEOUT_S = 600.0
+OLD_LAYOUT_FILE = "task.yaml"
+"""What marks a task in the older Terminal-Bench layout, which `polar tasks convert` rewrites (tasks/convert.py)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,6 +138,9 @@ def load_task(directory: Path) -> HarborTask:
 
     toml_path = directory / "task.toml"
     if not toml_path.is_file():
+        if (directory / OLD_LAYOUT_FILE).is_file():
+            raise TaskFormatError(f"task {name} ({directory}): it is in the older Terminal-Bench layout "
+                                  f"({OLD_LAYOUT_FILE}, run-tests.sh); convert it with `polar tasks convert SRC DEST`")
         raise missing("task.toml")
     try:
         config = tomllib.loads(toml_path.read_text())
@@ -182,9 +189,72 @@ def load_task(directory: Path) -> HarborTask:
         docker_only=docker_only,
         services=services,
     )
+    compose = directory / "environment" / "docker-compose.yaml"
+    if compose.is_file():
+        _check_compose(compose, f"task {name}")
     if dockerfile is not None:
         task = replace(task, workdir=_workdir(stages(parse(dockerfile.read_text(), str(dockerfile)), str(dockerfile))))
     return task
+
+
+COMPOSE_IGNORED = frozenset({"build", "image", "command", "container_name", "volumes", "environment", "deploy",
+                             "network_mode", "init", "tty", "stdin_open"})
+"""The keys of Harbor's main service polar accepts: they restate what the Dockerfile and task.toml say (polar builds
+environment/Dockerfile, keeps the container alive itself, mounts its own log folders and reads cpus/memory_mb
+from task.toml); `build`, `volumes` and `environment` only in the forms `_check_compose` allows."""
+_PLACEHOLDER = re.compile(r"\$\{?\w+\}?")
+
+
+def compose_service(path: Path, where: str, allowed: frozenset[str]) -> tuple[str, dict[str, Any]]:
+    """The one service of a docker-compose file, as (name, settings); `TaskFormatError` says why a file is refused:
+    several services (polar runs one container per task, so a task whose tests need a database or a server of its
+    own in a second container cannot run), top-level keys beyond `services`, or a service key outside `allowed`."""
+    try:
+        import yaml
+    except ImportError as e:
+        raise TaskFormatError(f"{where}: reading {path.name} needs PyYAML: pip install pyyaml") from e
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise TaskFormatError(f"{where}: {path} is not valid YAML: {e}") from None
+    services = data.get("services") if isinstance(data, dict) else None
+    if not isinstance(services, dict) or not services or not all(isinstance(v, dict) for v in services.values()):
+        raise TaskFormatError(f"{where}: {path} has no `services` table of services")
+    if len(services) > 1:
+        raise TaskFormatError(f"{where}: {path} has {len(services)} services ({', '.join(services)}); polar runs one "
+                              "container per task, so a task that needs a second service cannot run")
+    if extra := sorted(set(data) - {"services", "version", "name"}):
+        raise TaskFormatError(f"{where}: {path} sets {', '.join(extra)}; polar runs the one service on its own and "
+                              "applies no top-level compose settings")
+    (name, service), = services.items()
+    if unknown := sorted(set(service) - allowed):
+        raise TaskFormatError(f"{where}: {path}: service {name!r} sets {', '.join(unknown)}, which polar does not "
+                              f"apply (it reads only {', '.join(sorted(allowed))}); put what the task needs in its "
+                              "Dockerfile")
+    return name, service
+
+
+def _check_compose(path: Path, where: str) -> None:
+    """environment/docker-compose.yaml: accepted when it restates the Dockerfile (a build of environment/ with its
+    Dockerfile, Harbor's own `${VAR}` mounts and variables); anything it would add is refused, saying where it goes."""
+    name, service = compose_service(path, where, COMPOSE_IGNORED)
+    build = service.get("build")
+    context, dockerfile = (build.get("context", "."), build.get("dockerfile", "Dockerfile")) \
+        if isinstance(build, dict) else (build or ".", "Dockerfile")
+    if not (context in (".", "./") or _PLACEHOLDER.fullmatch(str(context))) or dockerfile != "Dockerfile":
+        raise TaskFormatError(f"{where}: {path}: service {name!r} builds {context}/{dockerfile}; polar builds "
+                              "environment/Dockerfile with environment/ as its context")
+    volumes = service.get("volumes") or []
+    if own := [v for v in volumes if not (isinstance(v, str) and all(_PLACEHOLDER.fullmatch(side) for side in
+                                                                        v.split(":")[:2]))]:
+        raise TaskFormatError(f"{where}: {path}: service {name!r} mounts {own}; polar mounts no task volumes (copy "
+                              "the files in with the Dockerfile)")
+    environment = service.get("environment") or {}
+    entries = environment.items() if isinstance(environment, dict) else (
+        str(e).partition("=")[::2] for e in environment)
+    if own := [k for k, v in entries if not _PLACEHOLDER.fullmatch(str(v))]:
+        raise TaskFormatError(f"{where}: {path}: service {name!r} sets the variables {', '.join(own)}; polar sets "
+                              "the container's environment from the Dockerfile: move them there as ENV lines")
 
 
 def _workdir(found: list[Stage]) -> str:
@@ -202,17 +272,16 @@ def _workdir(found: list[Stage]) -> str:
 
 def load_suite(suite: str | Path | None = None) -> list[HarborTask]:
     """A bundled suite (`terminal-mini`, the default), a Harbor dataset directory (one task per
-    subdirectory, as Terminal-Bench 2.0 ships), or a single task directory."""
+    subdirectory, as Terminal-Bench 2.0 ships), or a single task directory. In a dataset, a task folder that does
+    not load is left out and named in the result's `rejected` (`polar.tasks.folders`)."""
     name = "terminal-mini" if suite is None else str(suite)
     root = SUITES.get(name) or Path(name)
     if not root.is_dir():
         raise UnknownNameError("Terminal-v0 suite", name, [*SUITES, "<a Harbor dataset or task directory>"])
-    if (root / "task.toml").is_file():
+    if (root / "task.toml").is_file() or (root / OLD_LAYOUT_FILE).is_file():
         return [load_task(root)]
-    tasks = [load_task(d) for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
-    if not tasks:
-        raise TaskFormatError(f"{root}: no task directories (each holds task.toml, instruction.md, tests/test.sh)")
-    return tasks
+    folders = [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
+    return load_folders(root, folders, load_task, "task.toml, instruction.md, tests/test.sh")
 
 
 # --- the reward files ----------------------------------------------------------------------------------

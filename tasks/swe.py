@@ -6,7 +6,8 @@ An instance names a repository at a commit, a problem statement, the gold `patch
 `eval_script` that runs the tests and the `log_parser` that reads their log; rows without them get a pytest
 script and parser (see `polar.envs.swe`). Everything here is data: running it is the env family's job.
 
-The bundled suite `swe-mini` lives in `tasks/swe/` (instances, the sdists of its projects, their licences).
+The bundled suites live in `tasks/swe/` (instances, the sdists of their projects, their licences): `swe-mini`
+(bugs injected into real projects) and `swe-real-mini` (real bug fixes between consecutive releases).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from polar.errors import TaskFormatError
 from polar.protocols import RunCommand, SolutionStep, WriteFile
 
 BUNDLED = Path(__file__).with_name("swe")
-SUITES = {"swe-mini": BUNDLED / "swe-mini.jsonl"}
+SUITES = {"swe-mini": BUNDLED / "swe-mini.jsonl", "swe-real-mini": BUNDLED / "real-mini.jsonl"}
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "problem_statement", "FAIL_TO_PASS",
             "PASS_TO_PASS")
 OPTIONAL_TEXT = ("version", "environment_setup_commit", "hints_text", "created_at", "image", "eval_script",
@@ -259,10 +260,31 @@ def _plain(value: Any) -> Any:
     return value
 
 
+IMAGE_FIELDS = ("docker_image", "image_name")
+"""Other datasets' names for the instance's prebuilt image, read as `image` when a row has none: SWE-rebench's
+`docker_image`, SWE-smith's `image_name` (SWE-Gym's rows name none; SWE-bench 5.x's `image` wins over both)."""
+
+
+def _row_shape(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """A row of SWE-Gym, SWE-rebench or SWE-smith in swebench's schema: the image field renamed to `image`
+    (the original column is kept among the extra columns). A SWE-smith row, whose `patch` introduces the bug
+    into the image's repository rather than fixing it, is refused with that reason."""
+    if "image_name" in row and "base_commit" not in row and "test_patch" not in row:
+        raise TaskFormatError(f"{where}: a SWE-smith row (image_name, no base_commit or test_patch): its `patch` "
+                              "puts the bug into the repository of its image, and polar's SWE env starts from "
+                              "base_commit with no step that applies a bug first, so it cannot run these rows yet")
+    if not row.get("image"):
+        for name in IMAGE_FIELDS:
+            if isinstance(row.get(name), str) and row[name]:
+                return {**row, "image": row[name]}
+    return row
+
+
 def parse_instance(row: dict[str, Any], where: str = "instance") -> SweTask:
     """Check one row against the schema; a break raises TaskFormatError naming the instance and field."""
     if not isinstance(row, dict):
         raise TaskFormatError(f"{where}: an instance is a JSON object, got {type(row).__name__}")
+    row = _row_shape(row, where)
     instance_id = _text(row, "instance_id", where, required=True)
     where = f"{where} {instance_id!r}" if where != "instance" else f"instance {instance_id!r}"
     text = {name: _text(row, name, where, required=True) for name in REQUIRED[1:6]}

@@ -270,6 +270,56 @@ def test_polar_tasks_admit_and_images_build(tmp_path, capsys, bwrap, docker):
     assert "2 image(s) ready for 2 instance(s)" in capsys.readouterr().out
 
 
+def official_style_image(docker: str, task, folder) -> str:
+    """An image named and laid out as swebench's evaluation images are (the repository at /testbed), built here."""
+    import subprocess
+
+    environment = FAMILY.environment(task)
+    (folder / "base.tar.gz").write_bytes(environment.base_archive(task))
+    (folder / "Dockerfile").write_text(f"FROM {environment.build_image()}\nADD base.tar.gz /testbed/\n")
+    tag = f"swebench/sweb.eval.x86_64.{task.instance_id.lower().replace('__', '_1776_')}:latest"
+    subprocess.run([docker, "build", "-q", "--network", "none", "-t", tag, str(folder)], check=True,
+                   capture_output=True, env={"DOCKER_BUILDKIT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"})
+    return tag
+
+
+def test_official_images_are_pulled_from_a_registry_by_command_and_on_demand(docker, registry, tmp_path,
+                                                                             monkeypatch, capsys):
+    """A real registry on 127.0.0.1 serves an official-style image: `polar images pull` fetches it under its own
+    name, and SWE-v0 pulls it on demand when $POLAR_IMAGE_REGISTRY names the registry."""
+    import subprocess
+
+    from polar.envs.swe.environment import REGISTRY_VARIABLE, official_image
+
+    task = TASKS[0]
+    tag = official_style_image(docker, task, tmp_path)
+    remote = f"{registry}/{tag}"
+    try:
+        subprocess.run([docker, "tag", tag, remote], check=True, capture_output=True)
+        subprocess.run([docker, "push", remote], check=True, capture_output=True)
+        subprocess.run([docker, "rmi", "-f", tag, remote], check=True, capture_output=True)
+        assert official_image(task) is None
+        suite = tmp_path / "one.jsonl"
+        suite.write_text(json.dumps(task.to_record()) + "\n")
+        assert _cli(["images", "pull", "--suite", str(suite), "--registry", registry]) == 0
+        assert f"1 official image(s) ready for {suite}" in capsys.readouterr().out
+        assert official_image(task) == tag
+        grade = run(FAMILY.grade_patch(task, task.patch, make_backend("docker")))
+        assert grade.components["resolved"] == 1.0, grade.log[-2000:]
+        subprocess.run([docker, "rmi", "-f", tag], check=True, capture_output=True)
+        monkeypatch.setenv(REGISTRY_VARIABLE, registry)
+        assert official_image(task) == tag  # pulled on demand
+        monkeypatch.setenv(REGISTRY_VARIABLE, "127.0.0.1:9")  # nothing listens there: no image, no crash
+        subprocess.run([docker, "rmi", "-f", tag], check=True, capture_output=True)
+        assert official_image(task) is None
+        from polar.cli import main
+
+        assert main(["images", "pull", "--suite", str(suite), "--registry", "127.0.0.1:9"]) == 2
+        assert "no official image could be pulled" in capsys.readouterr().err
+    finally:
+        subprocess.run([docker, "rmi", "-f", tag, remote], capture_output=True)
+
+
 def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
     """An image named as swebench names its evaluation images, with the repository at /testbed, is found locally
     (never pulled) and graded with the instance's own eval script; polar's environment is not involved."""
@@ -278,12 +328,7 @@ def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
     from polar.envs.swe.environment import official_image
 
     task = TASKS[0]
-    environment = FAMILY.environment(task)
-    (tmp_path / "base.tar.gz").write_bytes(environment.base_archive(task))
-    (tmp_path / "Dockerfile").write_text(f"FROM {environment.build_image()}\nADD base.tar.gz /testbed/\n")
-    tag = f"swebench/sweb.eval.x86_64.{task.instance_id.lower().replace('__', '_1776_')}:latest"
-    subprocess.run([docker, "build", "-q", "--network", "none", "-t", tag, str(tmp_path)], check=True,
-                   capture_output=True, env={"DOCKER_BUILDKIT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin"})
+    tag = official_style_image(docker, task, tmp_path)
     try:
         assert official_image(task) == tag and FAMILY.runtime(task, "docker").environment is None
         grade = run(FAMILY.grade_patch(task, task.patch, make_backend("docker")))

@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.terminal.family import TerminalFamily, local_blocker
-from polar.errors import SandboxError, SandboxUnsupported, TaskFormatError, VerifierError
+from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
@@ -211,8 +211,10 @@ def test_what_the_host_cannot_provide_makes_a_task_docker_only(bwrap, tmp_path, 
     assert reason in local_blocker(task)
     result = admit(task.path, "local")
     assert not result.admitted and not result.reasons and reason in result.skipped
+    trace = episode(task.path)  # an episode that says why it could not start, so `polar eval` goes on
+    assert (trace.status, trace.reward) == ("sandbox_error", 0.0) and "docker sandbox only" in trace.error
     with pytest.raises(SandboxUnsupported, match="docker sandbox only"):
-        episode(task.path)
+        TerminalFamily().sandbox_spec(task, backend="local")
 
 
 def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
@@ -222,8 +224,9 @@ def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
 
 
 def test_the_process_sandbox_is_refused(tmp_path):
-    with pytest.warns(UserWarning), pytest.raises(SandboxError, match="process"):
-        episode(make_task(tmp_path), sandbox="process")
+    with pytest.warns(UserWarning):
+        trace = episode(make_task(tmp_path), sandbox="process")
+    assert trace.status == "sandbox_error" and "the unisolated `process` sandbox" in trace.error
 
 
 # --- admission: solution → 1, no-op → 0, in both sandboxes -------------------------------------------
@@ -288,12 +291,12 @@ def test_a_base_the_engine_lacks_is_replaced_and_images_are_cached_by_content(do
     from polar.envs.sandbox.dockerfile.build import image_for_dockerfile, resolve_bases
 
     client = sdk.from_env()
-    dockerfile = "FROM registry.invalid/polar-absent:1 AS base\nWORKDIR /app\nCOPY x.txt .\nFROM base\n"
+    dockerfile = "FROM debian:bookworm-slim AS base\nWORKDIR /app\nCOPY x.txt .\nFROM base\n"
     task = make_task(tmp_path, dockerfile=dockerfile, files={"x.txt": "one\n"}, solve="touch solved\n",
                      test='if [ "$(cat /app/x.txt)" = one ] && [ -f solved ] && command -v python3 >/dev/null; '
                           'then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
     text, used = resolve_bases(client, dockerfile)
-    assert used == {"registry.invalid/polar-absent:1": "polar/base:bookworm"} and "FROM base\n" in text
+    assert used == {"debian:bookworm-slim": "polar/base:bookworm"} and "FROM base\n" in text
     result = admit(task, "docker")
     assert result.admitted, result.reasons
     path = str(task / "environment" / "Dockerfile")
@@ -426,3 +429,14 @@ def test_an_episode_past_the_content_cap_is_recorded_as_too_large_and_cannot_be_
     assert "cannot be re-graded" in grade.log and grade.components == {"reward": 0.0}
     again = asyncio.run(family.regrade(task, grade.artefact, backend))
     assert again.reward(family.reward) == 0.0 and "cannot be re-graded" in again.error
+
+
+def test_tests_that_reach_for_the_network_are_a_verifier_error_not_a_zero(bwrap, tmp_path):
+    """Harbor's tests often fetch uv or pytest first; offline that fails, and the 0 they then write is no verdict."""
+    fetch = "python3 -c \"import urllib.request; urllib.request.urlopen('http://polar-offline.invalid/uv.sh')\"\n"
+    trace = episode(make_task(tmp_path, test=f"{fetch}echo 0 > /logs/verifier/reward.txt\n"))
+    assert (trace.status, trace.reward) == ("verifier_error", 0.0), trace.verifier_log[-2000:]
+    assert "reached for the network" in trace.error and "its Dockerfile" in trace.error
+    # a plain wrong answer stays a completed 0
+    trace = episode(make_task(tmp_path / "plain", test="echo 0 > /logs/verifier/reward.txt\n"))
+    assert (trace.status, trace.reward) == ("completed", 0.0)

@@ -12,7 +12,7 @@ import pytest
 from test_browser import _browsers_of
 
 from polar.envs.registration import register_envs
-from polar.errors import HarnessError, SandboxError
+from polar.errors import HarnessError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses.external import mcp_harnesses
@@ -97,11 +97,13 @@ def test_a_cli_harness_reaches_the_browser_over_mcp(harness, chromium, bwrap, no
 def test_no_chromium_or_a_broken_one_is_a_clear_sandbox_error(monkeypatch, chromium, bwrap):
     import polar.envs.web.browser
 
-    env = gym.make("polar/Web-v0", disable_env_checker=True)  # its passive checker trips on a reset that raised
+    env = gym.make("polar/Web-v0", disable_env_checker=True)  # its passive checker trips on an empty request
     try:
         monkeypatch.setattr(polar.envs.web.browser, "CHROMIUM", "/nonexistent/chromium")
-        with pytest.raises(SandboxError, match="no Chromium at /nonexistent/chromium"):
-            env.reset(seed=0)
+        env.reset(seed=0)  # an episode that could not start, which the first step ends with the reason
+        _, reward, terminated, _, info = env.step("submit")
+        assert terminated and info["status"] == "sandbox_error" and reward == 0.0
+        assert "no Chromium at /nonexistent/chromium" in info["trace"].error
         monkeypatch.setattr(polar.envs.web.browser, "CHROMIUM", "/bin/false")  # starts, then dies at once
         env.reset(seed=0)
         _, reward, terminated, _, info = env.step(ModelReply(tool_calls=[ToolCall(id="c1", name="snapshot")]))

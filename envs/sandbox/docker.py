@@ -9,6 +9,10 @@ Every container is labelled with its owner process; `reap_orphans`, run whenever
 those whose owner died without stopping them (a SIGKILL), so nothing outlives polar for long. A container's
 writable layer is capped (`disk.py`) when dockerd keeps its layers as btrfs subvolumes on polar's volume, as
 `scripts/docker.sh` sets it up.
+
+The agent's shell, and everything else `exec` runs, is the image's `USER`, as the image's authors meant; polar's own
+set-up (a task's /logs and /tests) goes through `exec_as_root`. The sandbox also says what it runs on: `image`, and
+`bases`, the base images its Dockerfile was built on (`dockerfile/build.py` labels them).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import socket
 from collections.abc import Sequence
@@ -23,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from polar.envs.sandbox.disk import cap_subvolume, lift, release, warn_uncapped
-from polar.envs.sandbox.dockerfile.build import image_for_dockerfile
+from polar.envs.sandbox.dockerfile.build import describe_bases, image_bases, image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image
 from polar.envs.sandbox.shell import DRIVER, ShellSandbox, ShellSession, descendants, kill_quietly, proc_stat
 from polar.errors import SandboxError
-from polar.protocols import SandboxSpec
+from polar.protocols import ExecResult, SandboxSpec
 
 LABEL = "polar.sandbox"
 START_ENGINE = "start one with `bash scripts/docker.sh` (as root) or `dockerd --bridge=none --iptables=false &`"
@@ -152,13 +157,49 @@ class ContainerShellSession(ShellSession):
         await super()._kill_shell()
 
 
+def is_root(user: str) -> bool:
+    """Whether an image's `USER` (`name`, `uid`, `name:group`; empty for none) is root."""
+    return user.split(":", 1)[0] in ("", "root", "0")
+
+
+def _shell_argv(cli: str, container_id: str, root: bool = False) -> list[str]:
+    # an absolute path: a `bash` the agent puts earlier on the container's PATH never becomes a later shell
+    return [cli, "exec", *(["--user", "0"] if root else []), "-i", container_id,
+            "/bin/bash", "--noprofile", "--norc", "-c", DRIVER]
+
+
 class DockerSandbox(ShellSandbox):
     backend = "docker"
 
     def __init__(self, spec: SandboxSpec, session: ShellSession, client: Any, container_id: str,
-                 disk_group: tuple[Path, int] | None = None):
+                 disk_group: tuple[Path, int] | None = None, image: str = "", user: str = "",
+                 bases: dict[str, str] | None = None, owner: str | None = None):
         super().__init__(spec, session)
         self.client, self.container_id, self.disk_group = client, container_id, disk_group
+        self.image, self.user, self.bases = image, user, bases or {}
+        """The image the container runs, its `USER` (empty for root), and {base as written: image used}."""
+        self.owner = owner
+        """`uid:gid` of a USER that is not root (what polar's set-up hands its directories to), else None."""
+
+    def describe(self) -> str:
+        """What the sandbox runs on, for a grade's log: its Dockerfile's bases (`describe_bases`) and a USER."""
+        return describe_bases(self.bases) + (f"image user {self.user}\n" if self.user else "")
+
+    async def exec_as_root(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run one of polar's own set-up commands as root, in a shell of its own that ends with it, when the image's
+        USER is another; else in the sandbox's shell like `exec`."""
+        if self.owner is None:
+            return await self.exec(command, timeout)
+        if self.stopped:
+            raise SandboxError("this sandbox was stopped; start a new one (env.reset() does)")
+        session = ContainerShellSession(_shell_argv(self.session.argv[0], self.container_id, root=True),
+                                        self.container_id, output_limit=self.spec.output_limit_bytes,
+                                        default_timeout=self.spec.command_timeout_s)
+        await session.start()
+        try:
+            return await session.run(command, timeout)
+        finally:
+            await session.close()
 
     def processes(self) -> dict[int, int]:
         return _container_processes(self.container_id)
@@ -248,19 +289,26 @@ class DockerBackend:
     async def start(self, spec: SandboxSpec) -> DockerSandbox:
         image = spec.image if spec.dockerfile is None and spec.image else await asyncio.to_thread(self.image_for, spec)
         container_id, disk_group = await asyncio.to_thread(self._create, spec, image)
-        # an absolute path: a `bash` the agent puts earlier on the container's PATH never becomes a later shell
-        argv = [self.cli, "exec", "-i", container_id, "/bin/bash", "--noprofile", "--norc", "-c", DRIVER]
         # the container's cgroup caps memory and processes, so the driver needs no rlimits of its own
-        session = ContainerShellSession(argv, container_id, output_limit=spec.output_limit_bytes,
-                                        default_timeout=spec.command_timeout_s)
+        session = ContainerShellSession(_shell_argv(self.cli, container_id), container_id,
+                                        output_limit=spec.output_limit_bytes, default_timeout=spec.command_timeout_s)
         try:
+            attrs = await asyncio.to_thread(self.client.api.inspect_image, image)
+            user = (attrs.get("Config") or {}).get("User") or ""
             await session.start()
+            owner = None
+            if not is_root(user):
+                probe = await session.run("echo \"$(id -u):$(id -g)\"", timeout=30)
+                owner = probe.output.strip()
+                if probe.exit_code != 0 or not re.fullmatch(r"\d+:\d+", owner):
+                    raise SandboxError(f"the image {image}'s USER {user!r} has no uid and gid in it: {owner[-500:]}")
         except BaseException:
             await session.close()
             await asyncio.to_thread(_remove, self.client, container_id)
             if disk_group is not None:
                 release(*disk_group)
             raise
-        sandbox = DockerSandbox(spec, session, self.client, container_id, disk_group)
+        sandbox = DockerSandbox(spec, session, self.client, container_id, disk_group, image=image, user=user,
+                                bases=image_bases(attrs), owner=owner)
         await sandbox.mark_processes()
         return sandbox

@@ -57,7 +57,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from polar.envs.swe.environment import PYTEST, WORKDIR, RepoEnvironment, load_environments, official_image
+from polar.envs.swe.environment import (
+    PYTEST,
+    REGISTRY_VARIABLE,
+    WORKDIR,
+    RepoEnvironment,
+    load_environments,
+    official_image,
+    repository_environment,
+)
 from polar.errors import SandboxError, TaskFormatError
 from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
@@ -228,13 +236,16 @@ class SweFamily:
         return Runtime(environment.sandbox_spec(backend), environment)
 
     def environment(self, task: SweTask) -> RepoEnvironment:
-        environment = self.environments.get((task.repo, task.version))
+        """A bundled environment for the repository and version, else one from the repository's mirror (--repos)."""
+        environment = self.environments.get((task.repo, task.version)) or repository_environment(task)
         if environment is None:
             known = sorted({f"{r} {v}" for r, v in self.environments})
             raise TaskFormatError(
                 f"instance {task.instance_id!r}: no environment for repo {task.repo!r} version {task.version!r}: "
-                f"polar builds environments for {', '.join(known) or 'no repository'}; other repositories run in "
-                f"their official swebench image, which must already be in the Docker engine (sandbox='docker')")
+                f"polar builds environments for {', '.join(known) or 'no repository'}, and for any repository "
+                f"from a local git mirror (`--repos DIR` with DIR/{task.repo.replace('/', '__')}.git or .bundle); "
+                f"otherwise an instance runs in its official swebench image (sandbox='docker'), which must be in the "
+                f"Docker engine or pulled (`polar images pull`, ${REGISTRY_VARIABLE})")
         return environment
 
     def sandbox_spec(self, task: SweTask, backend: str | None = None) -> SandboxSpec:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import re
 import shlex
 import tarfile
 import time
@@ -53,7 +54,7 @@ from polar.envs.terminal.changes import (
 )
 from polar.envs.terminal.tamper import command_words, docker_tampering, local_shadows, module_shadows
 from polar.errors import SandboxError, SandboxUnsupported, VerifierError
-from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec
+from polar.protocols import EpisodeSetup, ExecResult, Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.harbor import SOLUTION_DIR, TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
 
@@ -65,6 +66,12 @@ _SKIP_ENV = {"PWD", "OLDPWD", "SHLVL", "_"}
 _HOOKS = {"BASH_ENV", "ENV", "HOME", "PROMPT_COMMAND", "PYTHONSTARTUP"}
 """Variables that make a shell or Python run a file at start, or name HOME: the verifier never inherits them."""
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_NETWORK_FAILURE = re.compile(
+    r"Could not resolve host[^\n]*|Temporary failure in name resolution|Name or service not known|"
+    r"Network is unreachable|Failed to connect to [^\n]*|Failed to establish a new connection|"
+    r"getaddrinfo failed|Could not connect to [^\n]*|No route to host")
+"""What curl, wget, pip, uv and apt print when there is no network: a test.sh that hits one and writes 0 has not
+tested anything (Harbor's tests often install uv or pytest with curl first)."""
 _PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
              'while read -r n < /proc/sys/kernel/ns_last_pid && [ "$n" -lt "$t" ]; do ( : ); done; ')
 """Shell that uses up process ids (subshells, one at a time) up to the next multiple of 500, so what runs next gets
@@ -139,6 +146,15 @@ def _task_processes(sandbox: Sandbox) -> dict[tuple[int, int], tuple[int, list[s
     return found
 
 
+async def _as_root(sandbox: Sandbox, command: str, dirs: str) -> ExecResult:
+    """Run polar's own set-up `command` as root where the sandbox's shell is an image's other USER (docker), then hand
+    `dirs` to that user, so the agent and the tests write them as Harbor lets them."""
+    if isinstance(sandbox, DockerSandbox):
+        owned = f" && chown {sandbox.owner} {dirs}" if sandbox.owner else ""
+        return await sandbox.exec_as_root(command + owned, timeout=60)
+    return await sandbox.exec(command, timeout=60)
+
+
 class TerminalFamily:
     """Task loading, sandbox setup and grading for polar/Terminal-v0."""
 
@@ -155,7 +171,11 @@ class TerminalFamily:
         return load_suite(suite)
 
     def sandbox_spec(self, task: HarborTask, backend: str | None = None) -> SandboxSpec:
-        """The task's image or Dockerfile; `backend` is ignored: each backend already reads what it can use."""
+        """The task's image or Dockerfile (each backend reads what it can use); `SandboxUnsupported` when `backend`
+        is the local sandbox and the task runs in docker only."""
+        if backend is not None and backend not in (*IMAGE_BACKENDS, "process") and \
+                (blocker := local_blocker(task)) is not None:
+            raise SandboxUnsupported(f"task {task.id} runs in the docker sandbox only: {blocker}")
         limits = {"memory_mb": task.memory_mb} if task.memory_mb else {}
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
                            workdir=task.workdir, writable_dirs=WRITABLE_DIRS, **limits)
@@ -172,8 +192,9 @@ class TerminalFamily:
             assert not isinstance(found, str)
             await replay(sandbox, found, task.agent_timeout_s, task.id)
         workdir = shlex.quote(task.workdir)
-        result = await sandbox.exec(f"mkdir -p {VERIFIER_DIR} /logs/agent {TESTS_DIR} && cd {workdir} && "
-                                    "env -0 | base64 -w0", timeout=60)
+        made = await _as_root(sandbox, f"mkdir -p {VERIFIER_DIR} /logs/agent {TESTS_DIR} {SOLUTION_DIR}",
+                              f"/logs {VERIFIER_DIR} /logs/agent {TESTS_DIR} {SOLUTION_DIR}")
+        result = await sandbox.exec(f"cd {workdir} && env -0 | base64 -w0", timeout=60) if made.exit_code == 0 else made
         if result.exit_code != 0:
             raise SandboxError(f"task {task.id}: preparing the sandbox failed: {result.output[-2000:]}")
         entries = base64.b64decode(result.output).decode(errors="replace").split("\0")
@@ -225,6 +246,8 @@ class TerminalFamily:
         changes = await self._changes(task, sandbox, state)
         grade = await self._run_tests(task, sandbox, state)
         grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
+        if isinstance(sandbox, DockerSandbox):
+            grade.log = sandbox.describe() + grade.log
         return grade
 
     async def regrade(self, task: HarborTask, artefact: dict[str, Any], backend: SandboxBackend) -> Grade:
@@ -279,7 +302,7 @@ class TerminalFamily:
                          "\n".join(found), tampered="; ".join(found)[:2000])
         clear = (f"rm -rf {TESTS_DIR} {VERIFIER_DIR} 2>/dev/null; mkdir -p {TESTS_DIR} {VERIFIER_DIR} && "
                  f"[ ! -L {TESTS_DIR} ] && [ -z \"$(find {TESTS_DIR} {VERIFIER_DIR} -mindepth 1 | head -1)\" ]")
-        if (cleared := await sandbox.exec(clear, timeout=60)).exit_code != 0:
+        if (cleared := await _as_root(sandbox, clear, f"{TESTS_DIR} {VERIFIER_DIR}")).exit_code != 0:
             return Grade(self.reward.zeros(), cleared.output,
                          error=f"task {task.id}: could not empty {TESTS_DIR} and {VERIFIER_DIR} for the tests")
         await sandbox.write("/tmp/.polar-tests.tar", _pack(task.tests))
@@ -308,4 +331,9 @@ class TerminalFamily:
         except VerifierError as e:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: {e}")
         note = f" ({reading.note})" if reading.note else ""
+        if reading.reward == 0.0 and (offline := _NETWORK_FAILURE.search(result.output)):
+            return Grade(self.reward.zeros(), log, error=(
+                f"task {task.id}: tests/test.sh could not set itself up: it reached for the network "
+                f"({offline.group(0).strip()!r}), which the sandbox does not have, so its 0 says nothing about the "
+                "agent's work. Make the tests' dependencies part of the task's image (its Dockerfile), not of test.sh"))
         return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")

@@ -1,0 +1,186 @@
+"""SWE-v0 on real history: the bundled swe-real-mini suite (bug fixes between consecutive PyPI releases) admits and
+the oracle resolves it in both sandboxes, and `--repos` builds an instance's repository from a local git mirror or
+bundle, checked out at a real commit, with nothing of the later history left in it."""
+
+import asyncio
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from polar.envs.registration import register_envs
+from polar.envs.swe.environment import (
+    GIT,
+    REPOS_VARIABLE,
+    load_environments,
+    mirror_of,
+    repository_environment,
+)
+from polar.envs.swe.family import SweFamily
+from polar.errors import TaskFormatError
+from polar.evaluation.admission import admit_suite
+from polar.evaluation.policies import OraclePolicy
+from polar.evaluation.runner import run_episode
+from polar.tasks.swe import BUNDLED, diff_blocks, load_instances, patch_files
+
+register_envs()
+SUITE = "swe-real-mini"
+TASKS = load_instances(SUITE)
+CACHETOOLS = next(t for t in TASKS if t.repo == "tkem/cachetools")
+SDISTS = BUNDLED / "sdists"
+COMMIT_ENV = {"GIT_AUTHOR_NAME": "Thomas Kemmer", "GIT_AUTHOR_EMAIL": "tkemmer@example.invalid",
+              "GIT_COMMITTER_NAME": "Thomas Kemmer", "GIT_COMMITTER_EMAIL": "tkemmer@example.invalid"}
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def git(cwd: Path, *argv: str, date: str = "2021-01-24T20:35:01+0000") -> str:
+    env = {**COMMIT_ENV, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "PATH": "/usr/bin:/bin"}
+    return subprocess.run([*GIT, *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def release_tree(sdist: Path, into: Path) -> None:
+    """Replace everything but .git in `into` with the sdist's tree."""
+    for child in into.iterdir():
+        if child.name != ".git":
+            subprocess.run(["rm", "-rf", str(child)], check=True)
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            member.name = member.name.partition("/")[2]
+            if member.name:
+                tar.extract(member, into, filter="data")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> tuple[Path, str, str]:
+    """A repository of cachetools made from its 4.2.0 and 4.2.1 sdists, one commit per release, as a bare mirror
+    and as a bundle in a repos folder: (folder, the 4.2.0 commit, the 4.2.1 commit)."""
+    root = tmp_path_factory.mktemp("history")
+    work = root / "work"
+    work.mkdir()
+    git(work, "init", "-q")
+    commits = []
+    for version, date in (("4.2.0", "2020-12-10T20:24:59+0000"), ("4.2.1", "2021-01-24T20:35:01+0000")):
+        release_tree(SDISTS / f"cachetools-{version}.tar.gz", work)
+        git(work, "add", "-A", "--force")
+        git(work, "commit", "-q", "--no-verify", "-m", f"cachetools {version}", date=date)
+        git(work, "tag", f"v{version}")
+        commits.append(git(work, "rev-parse", "HEAD"))
+    repos = root / "repos"
+    repos.mkdir()
+    git(root, "clone", "-q", "--bare", str(work), str(repos / "tkem__cachetools.git"))
+    git(work, "bundle", "create", str(root / "tkem__cachetools.bundle"), "--all")
+    return repos, commits[0], commits[1]
+
+
+def mirror_row(base_commit: str, **fields) -> dict:
+    """The real-mini cachetools instance as a row of another dataset: its own id, SWE-bench's `version` style (no
+    bundled environment has it), the real commit of the mirror, and what its tests need."""
+    return {**CACHETOOLS.to_record(), "instance_id": "tkem__cachetools-4.2.1-mirror", "version": "4.2",
+            "base_commit": base_commit, "eval_script": "", "environment_setup_commit": base_commit, **fields}
+
+
+# --- the suite ---------------------------------------------------------------------------------------------
+
+def test_each_instance_is_a_real_fix_between_two_releases_with_its_changelog_quoted():
+    environments = load_environments()
+    assert len(TASKS) >= 2 and len({t.repo for t in TASKS}) == len(TASKS)
+    for task in TASKS:
+        environment = environments[(task.repo, task.version)]
+        assert environment.sdist_is_base and environment.licence == task.extra["licence"] == "MIT"
+        later = SDISTS / f"{task.extra['history']['fix'].replace(' ', '-')}.tar.gz"
+        with tarfile.open(later) as tar:
+            files = {m.name.partition("/")[2]: m for m in tar.getmembers()}
+
+            def text(path: str, tar=tar, files=files) -> str:
+                return tar.extractfile(files[path]).read().decode()
+
+            quote = next(line[2:] for line in task.problem_statement.splitlines() if line.startswith("> "))
+            assert quote in text(task.extra["history"]["changelog"])
+            for block in diff_blocks(task.patch + task.test_patch):  # every line they add is in the later release
+                added = [ln[1:] for ln in block.text.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+                (path,) = block.paths
+                assert added and all(line in text(path).splitlines() for line in added if line.strip())
+        assert set(task.test_files()).isdisjoint(patch_files(task.patch)) and task.FAIL_TO_PASS
+
+
+def test_every_instance_is_admitted(backend):
+    env_id, results = run(admit_suite(SUITE, sandbox=backend, jobs=2))
+    assert env_id == "polar/SWE-v0" and [r.task_id for r in results] == [t.id for t in TASKS]
+    assert {r.task_id: r.reasons for r in results if not r.admitted} == {}
+
+
+def test_the_oracle_resolves_every_instance_through_gym_make(backend):
+    env = gym.make("polar/SWE-v0", suite=SUITE, sandbox=backend, max_turns=4)
+    try:
+        traces = {t.id: run_episode(env, OraclePolicy(), seed=0, task_id=t.id) for t in TASKS}
+    finally:
+        env.close()
+    assert {i: (t.status, t.reward) for i, t in traces.items()} == dict.fromkeys(traces, ("completed", 1.0))
+
+
+# --- --repos: an environment from the repository itself ----------------------------------------------------
+
+def test_a_mirror_checkout_holds_the_base_commit_and_nothing_after_it(history, tmp_path, monkeypatch):
+    repos, base, fix = history
+    (tmp_path / "tkem__cachetools.bundle").write_bytes((repos.parent / "tkem__cachetools.bundle").read_bytes())
+    (tmp_path / "environments.json").write_text(json.dumps([{
+        "repo": "tkem/cachetools", "version": "4.2", "requirements": ["pytest==8.3.5"],
+        "test_command": "python3 -m pytest -rA -p no:cacheprovider tests"}]))
+    monkeypatch.setenv(REPOS_VARIABLE, str(tmp_path))
+    monkeypatch.setenv("POLAR_CACHE", str(tmp_path / "cache"))  # a fresh checkout, not one cached by an earlier run
+    task = replace(CACHETOOLS, instance_id="tkem__cachetools-4.2.1-bundle", version="4.2", base_commit=base[:12],
+                   eval_script="")
+    environment = SweFamily().environment(task)
+    assert environment.mirror == mirror_of(task.repo) == tmp_path / "tkem__cachetools.bundle"
+    assert environment.requirements == ("pytest==8.3.5",)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    with tarfile.open(fileobj=io.BytesIO(environment.base_archive(task))) as tar:
+        tar.extractall(checkout, filter="data")
+    assert git(checkout, "rev-parse", "HEAD") == base and git(checkout, "status", "--porcelain") == ""
+    assert git(checkout, "log", "--all", "--format=%H").split() == [base]
+    assert git(checkout, "for-each-ref", "--format=%(refname)") == "refs/heads/main" and not git(checkout, "remote")
+    assert subprocess.run([*GIT, "cat-file", "-e", fix], cwd=checkout).returncode != 0
+    with pytest.raises(TaskFormatError, match="has no commit"):
+        environment.base_archive(replace(task, instance_id="no-such-commit", base_commit="0" * 40))
+
+
+def test_a_mirror_with_nothing_that_says_what_its_tests_need_is_refused(history, monkeypatch):
+    repos, base, _ = history
+    monkeypatch.setenv(REPOS_VARIABLE, str(repos))
+    task = replace(CACHETOOLS, instance_id="x", version="4.2", base_commit=base)
+    with pytest.raises(TaskFormatError, match="nothing says what its tests need.*`requirements`"):
+        repository_environment(task)
+    monkeypatch.delenv(REPOS_VARIABLE)
+    with pytest.raises(TaskFormatError, match="no environment for repo 'tkem/cachetools' version '4.2'.*--repos"):
+        SweFamily().environment(task)
+
+
+def test_an_instance_from_a_mirror_admits_in_the_local_sandbox_through_the_cli(bwrap, history, tmp_path):
+    repos, base, _ = history
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(mirror_row(base, requirements=["pytest==8.3.5"],
+                                          test_command="python3 -m pytest -rA -p no:cacheprovider tests")) + "\n")
+    done = subprocess.run([sys.executable, "-m", "polar.cli", "tasks", "admit", str(rows), "--sandbox", "local",
+                           "--repos", str(repos)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and "1/1 task(s)" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_an_instance_from_a_mirror_admits_in_docker(docker, history, tmp_path, monkeypatch):
+    repos, base, _ = history
+    monkeypatch.setenv(REPOS_VARIABLE, str(repos))
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(mirror_row(base, requirements=["pytest==8.3.5"],
+                                          test_command="python3 -m pytest -rA -p no:cacheprovider tests")) + "\n")
+    _, results = run(admit_suite(str(rows), sandbox="docker", jobs=1))
+    assert {r.task_id: r.reasons for r in results} == {"tkem__cachetools-4.2.1-mirror": []}
+    assert all(r.admitted for r in results)
