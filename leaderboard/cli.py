@@ -10,6 +10,7 @@ from polar.leaderboard.submission import SubmissionError
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
+    from polar.leaderboard.site import LOCAL_SUBMISSIONS
     from polar.leaderboard.submit import pack
 
     settings = {}
@@ -19,12 +20,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
             raise PolarError(f"--setting {item!r}: expected KEY=VALUE")
         settings[key] = _scalar(value)
     run_dir = Path(args.run_dir)
-    out = Path(args.out or f"{run_dir.resolve().name}.submission")
+    out = Path(args.out or LOCAL_SUBMISSIONS / run_dir.resolve().name)
     manifest = pack(run_dir, out, args.name, settings)
     print(f"submission {manifest.name}: {manifest.env_id} {manifest.suite} ({len(manifest.tasks)} tasks x "
           f"k={manifest.k}), harness {manifest.harness.name} {manifest.harness.version}, policy "
           f"{manifest.policy.name} -> {out}")
     print(f"check it:  polar leaderboard validate {out}")
+    if out.resolve().parent != LOCAL_SUBMISSIONS.resolve():
+        print(f"publish it: polar leaderboard build --submissions {out.resolve().parent} --out site/")
     return 0
 
 
@@ -44,11 +47,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from polar.leaderboard.site import SUBMISSIONS, build
+    from polar.leaderboard.site import LOCAL_SUBMISSIONS, SUBMISSIONS, build
 
-    submissions = Path(args.submissions) if args.submissions else SUBMISSIONS
-    entries = build(submissions, Path(args.out))
-    print(f"built {Path(args.out) / 'index.html'} from {len(entries)} submission(s) in {submissions}")
+    folders = [Path(f) for f in args.submissions or ()]
+    if not folders:
+        folders = [SUBMISSIONS]
+        if LOCAL_SUBMISSIONS.is_dir() and LOCAL_SUBMISSIONS.resolve() != SUBMISSIONS.resolve():
+            folders.append(LOCAL_SUBMISSIONS)
+    entries = build(folders, Path(args.out))
+    print(f"built {Path(args.out) / 'index.html'} from {len(entries)} submission(s) in "
+          f"{', '.join(map(str, folders))}")
     return 0
 
 
@@ -60,7 +68,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     submit = sub.add_parser("submit", help="pack a finished `polar eval` run into a submission")
     submit.add_argument("run_dir", help="the --out directory of a `polar eval` run")
     submit.add_argument("--out", help="the submission: a directory, or a file ending .tar.gz "
-                                      "(default: <run_dir name>.submission)")
+                                      "(default: submissions/<run_dir name>, which `build` reads)")
     submit.add_argument("--name", help="the submission's name on the leaderboard (default: the --out name, less "
                                        ".tar.gz)")
     submit.add_argument("--setting", action="append", metavar="KEY=VALUE",
@@ -74,7 +82,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     validate.set_defaults(fn=cmd_validate)
 
     build = sub.add_parser("build", help="write the static leaderboard site")
-    build.add_argument("--submissions", help="a directory of submissions (default: leaderboard/submissions/)")
+    build.add_argument("--submissions", action="append", metavar="DIR",
+                       help="a directory of submissions; repeatable (default: the baselines in "
+                            "leaderboard/submissions/ and ./submissions/, where `submit` puts them)")
     build.add_argument("--out", required=True, help="the site's directory")
     build.set_defaults(fn=cmd_build)
     return board

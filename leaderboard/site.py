@@ -3,6 +3,7 @@
     index.html                      rankings per env and suite, and a harness x model matrix for each
     style.css
     submissions/<name>/index.html   one submission: its manifest, summary, per-task and per-episode results
+    submissions/<name>/episodes/    every episode's page and their index (`polar.evaluation.viewer`)
     submissions/<name>/{traces.jsonl, manifest.json, summary.json, results.parquet}   copied as submitted
 
 Every submission is checked (`validate.check`) before it is shown; re-grading is `polar leaderboard validate`'s.
@@ -13,17 +14,22 @@ from __future__ import annotations
 import json
 import shutil
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
 from polar.evaluation.stats import INTERVALS, wilson_interval
+from polar.evaluation.viewer import page_name, write_pages
 from polar.leaderboard.submission import FILES, SubmissionError, opened
 from polar.leaderboard.validate import Checked, check, label
 
 HERE = Path(__file__).parent
 SUBMISSIONS = HERE / "submissions"
 """The submissions that ship with the repository (`leaderboard/submissions/<name>/`)."""
+LOCAL_SUBMISSIONS = Path("submissions")
+"""Where `polar leaderboard submit` puts a submission by default, relative to the working directory; `build` reads
+it beside `SUBMISSIONS`."""
 
 
 @dataclass
@@ -47,11 +53,15 @@ class Entry:
                 self.checked.manifest.date.isoformat(), self.name)
 
 
-def build(submissions: Path, out: Path) -> list[Entry]:
-    """Check every submission under `submissions` (directories and .tar.gz) and write the site to `out`."""
-    paths = sorted(p for p in Path(submissions).iterdir() if p.is_dir() or p.name.endswith((".tar.gz", ".tgz")))
+def build(submissions: Path | Sequence[Path], out: Path) -> list[Entry]:
+    """Check every submission in the `submissions` folder or folders (directories and .tar.gz) and write the site
+    to `out`."""
+    folders = [Path(submissions)] if isinstance(submissions, str | Path) else [Path(f) for f in submissions]
+    paths = sorted((p for folder in folders for p in folder.iterdir()
+                    if p.is_dir() or p.name.endswith((".tar.gz", ".tgz"))), key=lambda p: p.name)
     if not paths:
-        raise SubmissionError(f"{submissions}: no submissions (directories or .tar.gz files) to build from")
+        raise SubmissionError(f"{', '.join(map(str, folders))}: no submissions (directories or .tar.gz files) to "
+                              "build from")
     out = Path(out)
     (out / "submissions").mkdir(parents=True, exist_ok=True)
     entries: dict[str, Entry] = {}
@@ -71,6 +81,8 @@ def build(submissions: Path, out: Path) -> list[Entry]:
                 lines = {_episode_id(line): n for n, line in enumerate(f, 1) if line.strip()}
         entry = Entry(checked, lines)
         entries[entry.name] = entry
+        write_pages(checked.episodes.values(), target / "episodes", title=f"episodes of {entry.name}",
+                    up=("../index.html", entry.name))
         (target / "index.html").write_text(submission_page(entry))
     shutil.copyfile(HERE / "site.css", out / "style.css")
     ranked = sorted(entries.values(), key=Entry.rank_key)
@@ -164,20 +176,22 @@ def submission_page(entry: Entry) -> str:
         "suite": f"{m.suite} ({len(m.tasks)} tasks, hash {m.suite_hash})",
         "harness": f"{m.harness.name} {m.harness.version or ''}",
         "model": m.model or "—",
-        "policy": f"{m.policy.name}: max_turns={m.policy.max_turns}, time_limit_s={m.policy.time_limit_s:g}"
-                  + (f", {settings}" if settings else ""),
+        "policy": f"{m.policy.name}: max_turns={m.policy.max_turns}, "
+                  f"time_limit_s={m.policy.time_limit_s or 'per task'}" + (f", {settings}" if settings else ""),
         "sandbox": m.sandbox, "k, seed": f"{m.k}, {m.seed}", "date": m.date.isoformat(),
         "polar-gym": m.polar_version,
         **{key: f"{value:.3f}" for key, value in s.items() if key.startswith("pass@") and value is not None},
         "pass@1 95% CI": f"{low:.2f}–{high:.2f} (Wilson, n = {len(m.tasks)} tasks)",
-        "mean reward": f"{s.get('mean_reward') or 0:.3f} ("
-                       + ", ".join(f"{k} {v:.3f}" for k, v in s.get("components", {}).items()) + ")",
+        "mean reward": f"{s.get('mean_reward') or 0:.3f} (components as scored (raw): "
+                       + ", ".join(f"{k} {v:.3f} ({s.get('components', {}).get(k, 0.0):.3f})"
+                                   for k, v in s.get("components_scored", {}).items()) + ")",
         "mean turns, tokens": f"{s.get('mean_turns') or 0:.1f}, {s.get('tokens', 0)}",
         "statuses": ", ".join(f"{k} {v}" for k, v in s.get("status_counts", {}).items() if v),
     }
     dl = "\n".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts.items())
     files = " &middot; ".join(f'<a href="{f}">{f}</a>' for f in ("traces.jsonl", "manifest.json", "summary.json",
                                                                   "results.parquet"))
+    files += ' &middot; <a href="episodes/index.html">every episode, turn by turn</a>'
     header = f"""<p><a href="../../index.html">&larr; leaderboard</a></p>
 <h1>{escape(m.name)}</h1>
 <p>{escape(m.harness.name)} &middot; {escape(m.model or m.policy.name)} &middot; {escape(m.env_id)} \
@@ -199,10 +213,10 @@ def task_table(entry: Entry) -> str:
     rows = []
     for task_id in c.manifest.tasks:
         samples = [c.episodes[(task_id, i)] for i in range(c.manifest.k)]
-        solved = sum(t.reward_components.get(outcome, 0.0) >= 1.0 for t in samples)
+        solved = sum(t.solved(outcome) for t in samples)
         mean = sum(t.reward for t in samples) / len(samples)
-        cells = " ".join(f'<a href="#ep-{escape(t.episode_id)}" class="{"pass" if t.reward >= 1.0 else "fail"}">'
-                         f"{t.reward:.2f}</a>" for t in samples)
+        cells = " ".join(f'<a href="episodes/{page_name(t.episode_id)}" '
+                         f'class="{"pass" if t.reward >= 1.0 else "fail"}">{t.reward:.2f}</a>' for t in samples)
         rows.append(f"<tr><td>{escape(task_id)}</td><td>{escape(str(getattr(c.tasks[task_id], 'difficulty', '')))}"
                     f'</td><td class="num" data-value="{solved / len(samples)}">{solved}/{len(samples)}</td>'
                     f'<td class="num">{mean:.3f}</td><td>{cells}</td></tr>')
@@ -220,11 +234,12 @@ def episode_table(entry: Entry) -> str:
 <td class="status-{t.status}">{t.status}</td><td class="num">{t.reward:.3f}</td><td>{escape(components)}</td>
 <td class="num">{len(t.turns)}</td><td class="num">{sum(len(x.reply.token_ids or ()) for x in t.turns)}</td>
 <td class="num">{entry.lines.get(t.episode_id, "")}</td>
-<td><details><summary class="mono">{escape(t.episode_id[:8])}</summary><p>{escape(label(key, t))}, seed {t.seed}</p>
+<td><a href="episodes/{page_name(t.episode_id)}">page</a>
+<details><summary class="mono">{escape(t.episode_id[:8])}</summary><p>{escape(label(key, t))}, seed {t.seed}</p>
 <pre>{escape(log)}</pre></details></td></tr>""")
     head = ("<tr><th>Task</th><th class=num data-type=num>Sample</th><th>Status</th>"
             "<th class=num data-type=num>Reward</th><th>Components</th><th class=num data-type=num>Turns</th>"
-            "<th class=num data-type=num>Tokens</th><th class=num data-type=num>Line</th><th>Verifier log</th></tr>")
+            "<th class=num data-type=num>Tokens</th><th class=num data-type=num>Line</th><th>Episode</th></tr>")
     return _table("sortable filterable", head, rows)
 
 

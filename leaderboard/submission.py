@@ -50,7 +50,8 @@ class PolicyInfo(BaseModel):
 
     name: str = Field(description="the `polar eval --policy` name: oracle, empty, local, openai, ...")
     max_turns: int = Field(ge=1)
-    time_limit_s: float = Field(gt=0)
+    time_limit_s: float | None = Field(default=None, gt=0)
+    """The episode budget the run set; None: each task's own."""
     settings: dict[str, str | int | float | bool | None] = Field(
         default_factory=dict, description="sampling settings the run did not record itself (max_new_tokens, ...)")
 

