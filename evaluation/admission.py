@@ -33,27 +33,33 @@ PLAYED = ("polar/Code-v0", "polar/Terminal-v0", "polar/Web-v0")
 SWE = "polar/SWE-v0"
 MAX_TURNS = 200
 """Enough for the longest reference solution through the built-in harness."""
-TIME_LIMIT_S = 600.0
 
 
 def find_env(suite: str, env_id: str | None = None) -> tuple[str, list[Any]]:
     """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else the first family
     whose loader takes it (SWE-v0's last: its loader also takes dataset names). When none does, the
-    `TaskFormatError` lists each loader's own error."""
+    `TaskFormatError` lists each loader's own error. The tasks keep the loader's `rejected` (task folders that did
+    not load, with their reasons: `polar.tasks.folders`)."""
     if env_id is not None:
-        return env_id, list(env_family(env_id)().load_tasks(suite))
+        return env_id, _as_list(env_family(env_id)().load_tasks(suite))
     errors = []
     for candidate in (*PLAYED, SWE):
         try:
-            return candidate, list(env_family(candidate)().load_tasks(suite))
+            return candidate, _as_list(env_family(candidate)().load_tasks(suite))
         except (UnknownNameError, TaskFormatError, OSError, ValueError, ImportError) as e:
             errors.append(f"  {candidate}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
     raise TaskFormatError(f"no env family loads {suite!r}; each loader said:\n" + "\n".join(errors) +
                           "\nPass --env to pick one, or fix the task files it names.")
 
 
+def _as_list(tasks: Sequence[Any]) -> list[Any]:
+    return tasks if isinstance(tasks, list) else list(tasks)
+
+
 def _outcome(trace: Trace, want: float) -> str | None:
     """Why an episode fails admission (it should have scored `want`), or None."""
+    if trace.status == "truncated" and (trace.error or "").startswith("reached max_turns"):
+        return f"needs more than {len(trace.turns)} turns ({trace.error}): raise the budget or shorten the solution"
     if trace.status != "completed" or trace.reward != want:
         return f"reward {trace.reward:g} ({trace.status}{': ' + trace.error if trace.error else ''})"
     return None
@@ -65,13 +71,16 @@ async def _play(env: Any, task_id: str) -> Admission:
     from polar.evaluation.runner import play_episode
 
     admission = Admission(task_id)
+    polar_env = env.unwrapped
+    try:
+        polar_env.family.sandbox_spec(select_tasks(polar_env.tasks, [task_id])[0], backend=polar_env.sandbox_name)
+    except SandboxUnsupported as e:
+        admission.skipped = str(e)
+        return admission
     for label, policy, want in (("oracle", OraclePolicy(), 1.0), ("no-op", ScriptedPolicy(["submit"]), 0.0)):
         try:
             trace = await play_episode(env, policy, seed=0, task_id=task_id)
-        except SandboxUnsupported as e:
-            admission.skipped = str(e)
-            return admission
-        except PolarError as e:  # a task that cannot start
+        except PolarError as e:  # a harness that cannot start
             admission.reasons.append(f"{label} should score {want:g}: {type(e).__name__}: {e}")
             continue
         if (why := _outcome(trace, want)) is not None:
@@ -80,12 +89,20 @@ async def _play(env: Any, task_id: str) -> Admission:
 
 
 async def admit_suite(suite: str, *, env_id: str | None = None, sandbox: str = "local", jobs: int = 2,
-                      task_ids: Sequence[str] | None = None,
+                      task_ids: Sequence[str] | None = None, strict: bool = False,
                       progress: Callable[[Admission], None] | None = None) -> tuple[str, list[Admission]]:
     """Admit the suite's tasks (`task_ids`: only those), `jobs` at a time; the env id and one `Admission` per task
-    in the suite's order."""
+    in the suite's order. A task folder that does not load is rejected with its reason, after the others; `strict`
+    refuses the whole suite instead (`TaskFormatError`)."""
+    from polar.tasks.folders import require_all
+
     env_id, tasks = await asyncio.to_thread(find_env, suite, env_id)
-    selected = select_tasks(tasks, list(task_ids) if task_ids else None)
+    if strict:
+        require_all(tasks, suite)
+    unloaded = [Admission(name, [f"does not load: {why}"]) for name, why in getattr(tasks, "rejected", {}).items()
+                if not task_ids or name in task_ids]
+    selected = select_tasks(tasks, [t for t in task_ids if t not in {a.task_id for a in unloaded}]
+                            if task_ids else None)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     for task in selected:
         queue.put_nowait(task)
@@ -109,7 +126,7 @@ async def admit_suite(suite: str, *, env_id: str | None = None, sandbox: str = "
 
         def make_check() -> Any:
             env = gym.make(env_id, harness="builtin", sandbox=sandbox, suite=suite, max_turns=MAX_TURNS,
-                           time_limit_s=TIME_LIMIT_S, disable_env_checker=True)
+                           disable_env_checker=True)
             envs.append(env)
             return lambda task: _play(env, task.id)
 
@@ -129,7 +146,10 @@ async def admit_suite(suite: str, *, env_id: str | None = None, sandbox: str = "
     finally:
         for env in envs:
             await asyncio.to_thread(env.close)
-    return env_id, [done[task.id] for task in selected]
+    for admission in unloaded:
+        if progress is not None:
+            progress(admission)
+    return env_id, [done[task.id] for task in selected] + unloaded
 
 
 def cmd_tasks_admit(args: argparse.Namespace) -> int:
@@ -152,7 +172,8 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
     wanted = args.tasks.split(",") if args.tasks else None
     try:
         env_id, admissions = asyncio.run(admit_suite(args.suite, env_id=args.env, sandbox=args.sandbox,
-                                                     jobs=args.jobs, task_ids=wanted, progress=progress))
+                                                     jobs=args.jobs, task_ids=wanted, strict=args.strict,
+                                                     progress=progress))
     finally:
         bar.close()
     admitted = sum(a.admitted for a in admissions)
@@ -165,8 +186,11 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: Any) -> None:
-    """Register `polar tasks admit` on the `polar` command's subparsers."""
-    tasks = subparsers.add_parser("tasks", help="check task suites").add_subparsers(dest="tasks_command",
+    """Register `polar tasks admit` and `polar tasks convert` on the `polar` command's subparsers."""
+    from polar.envs.swe.environment import REPOS_HELP, ReposOption
+    from polar.tasks.convert import add_parser as add_convert
+
+    tasks = subparsers.add_parser("tasks", help="check and convert task suites").add_subparsers(dest="tasks_command",
                                                                                     required=True)
     admit = tasks.add_parser("admit", help="grade every task for real: SWE-bench instances by swebench (gold "
                                            "resolves, empty and test-sabotaging patches do not), any other task "
@@ -177,4 +201,8 @@ def add_parser(subparsers: Any) -> None:
     admit.add_argument("--sandbox", default="local", help="local (bubblewrap) | docker")
     admit.add_argument("--jobs", "-j", type=int, default=2, help="tasks admitted at once")
     admit.add_argument("--tasks", help="comma-separated task ids (default: all)")
+    admit.add_argument("--strict", action="store_true", help="refuse the suite when any task folder does not load "
+                                                             "(default: those are rejected, the others admitted)")
+    admit.add_argument("--repos", action=ReposOption, metavar="DIR", help=REPOS_HELP)
     admit.set_defaults(fn=cmd_tasks_admit)
+    add_convert(tasks)

@@ -39,7 +39,8 @@ class EvalSettings:
     k: int
     seed: int
     max_turns: int
-    time_limit_s: float
+    time_limit_s: float | None
+    """None: each task's own budget (`PolarEnv`)."""
     polar_version: str = __version__
 
 
@@ -102,27 +103,44 @@ class EvalRun:
 
 
 def summarize(run: EvalRun, outcome: str) -> dict[str, Any]:
-    """summary.json: pass@1 and unbiased pass@k, mean reward and components, turns, tokens, time, statuses."""
+    """summary.json: pass@1 and unbiased pass@k, mean reward and components, turns, tokens, time, statuses.
+
+    `components` are the raw values' means, `components_scored` the means of what each added to the reward
+    (weighted, capped: `RewardSpec.contributions`). `wall_time_s` is elapsed time, while at least one episode
+    ran (so a resume gives the same figure); `episode_time_s` sums the episodes' own times. `base_images`: each
+    base image a task's Dockerfile named, with the images it was built on (polar's offline stand-in where none could
+    be had), as the episodes' verifier logs record them."""
+    from polar.envs.registration import ENVS, env_family
+    from polar.envs.sandbox.dockerfile.build import bases_in_log
+
     traces = list(run.done.values())
     k = run.settings.k
     per_task: dict[str, list[bool]] = {}
     for (task_id, _), trace in run.done.items():
-        per_task.setdefault(task_id, []).append(trace.reward_components.get(outcome, 0.0) >= 1.0)
+        per_task.setdefault(task_id, []).append(trace.solved(outcome))
     ks = sorted({1, k, *(2**i for i in range(1, 8) if 2**i < k)})
     passes = {f"pass@{j}": _mean([pass_at_k(len(v), sum(v), j) for v in per_task.values() if len(v) >= j])
               for j in ks}
     components = sorted({c for t in traces for c in t.reward_components})
     seconds = [_duration(t) for t in traces]
+    spec = env_family(run.settings.env_id).reward if run.settings.env_id in ENVS else None
+    scored = [spec.contributions(t.reward_components) for t in traces] if spec else []
+    bases: dict[str, set[str]] = {}
+    for t in traces:
+        for written, used in bases_in_log(t.verifier_log).items():
+            bases.setdefault(written, set()).add(used)
     return {
         "env_id": run.settings.env_id, "harness": run.settings.harness, "policy": run.settings.policy,
         "model": run.settings.model, "suite": run.settings.suite, "k": k, "tasks": len(run.settings.tasks),
         "episodes": len(traces), "expected_episodes": len(run.settings.tasks) * k, **passes,
         "mean_reward": _mean([t.reward for t in traces]),
         "components": {c: _mean([t.reward_components.get(c, 0.0) for t in traces]) for c in components},
+        "components_scored": {c: _mean([v.get(c, 0.0) for v in scored]) for c in components} if spec else {},
         "mean_turns": _mean([len(t.turns) for t in traces]),
         "tokens": sum(len(turn.reply.token_ids or ()) for t in traces for turn in t.turns),
-        "wall_time_s": round(sum(seconds), 3), "mean_episode_s": _mean(seconds),
+        "wall_time_s": _elapsed(traces), "episode_time_s": round(sum(seconds), 3), "mean_episode_s": _mean(seconds),
         "status_counts": {s: sum(t.status == s for t in traces) for s in STATUSES},
+        "base_images": {written: sorted(used) for written, used in sorted(bases.items())},
     }
 
 
@@ -149,8 +167,9 @@ def write_outputs(run: EvalRun, outcome: str) -> dict[str, Any]:
     return summary
 
 
-async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None) -> None:
-    """Run every episode still to do, `jobs` at a time; each worker owns one env (and so one sandbox)."""
+async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None, on_call=None) -> None:
+    """Run every episode still to do, `jobs` at a time; each worker owns one env (and so one sandbox).
+    `progress(trace)` runs as each episode ends, `on_call()` before each model call."""
     queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
     for item in run.todo():
         queue.put_nowait(item)
@@ -161,7 +180,7 @@ async def run_eval(run: EvalRun, make_env, policy, jobs: int, progress=None) -> 
             while not queue.empty():
                 task_id, sample = queue.get_nowait()
                 seed = episode_seed(run.settings.seed, task_id, sample)
-                trace = await play_episode(env, policy, seed=seed, task_id=task_id)
+                trace = await play_episode(env, policy, seed=seed, task_id=task_id, on_call=on_call)
                 run.record(task_id, sample, trace)
                 if progress is not None:
                     progress(trace)
@@ -179,6 +198,20 @@ def _duration(trace: Trace) -> float:
     from datetime import datetime
 
     return round((datetime.fromisoformat(trace.ended_at) - datetime.fromisoformat(trace.started_at)).total_seconds(), 3)
+
+
+def _elapsed(traces: list[Trace]) -> float:
+    """Seconds during which at least one of these episodes ran: the union of their [start, end] spans."""
+    from datetime import datetime
+
+    spans = sorted((datetime.fromisoformat(t.started_at), datetime.fromisoformat(t.ended_at)) for t in traces)
+    total, end = 0.0, None
+    for start, stop in spans:
+        if end is None or start > end:
+            total, end = total + (stop - start).total_seconds(), stop
+        elif stop > end:
+            total, end = total + (stop - end).total_seconds(), stop
+    return round(total, 3)
 
 
 def suite_hash(tasks: list[Any]) -> str:

@@ -1,4 +1,5 @@
-"""Policies by name: `scripted`, `empty`, `oracle`, `openai` (any OpenAI-compatible server) and `local`.
+"""Policies by name: `scripted`, `empty`, `oracle`, `openai` (any OpenAI-compatible server), `vllm` (a vLLM server,
+token-in/token-out) and `local`.
 
 A policy is any callable `(request, task) -> reply`. `scripted` and `oracle` are stateless: they pick the
 reply by how many assistant turns the request already holds, so one object serves any number of episodes.
@@ -15,10 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from polar.errors import UnknownNameError
+from polar.harnesses.declaration import Declaration, ShellTool
 from polar.protocols import CallTool, Task, WriteFile
 from polar.types import ModelReply, ModelRequest, ToolCall, content_text
 
-POLICIES = ("scripted", "empty", "oracle", "openai", "local")
+POLICIES = ("scripted", "empty", "oracle", "openai", "vllm", "local")
 
 
 def assistant_turns(request: ModelRequest) -> int:
@@ -39,33 +41,55 @@ class ScriptedPolicy:
         return self.replies[turn].model_copy(deep=True) if turn < len(self.replies) else ModelReply(content="")
 
 
-# Shell tools by name, in order of preference; the argument is found from the tool's own schema.
-_SHELL_NAMES = ("bash", "Bash", "run_shell_command", "exec_command", "shell", "shell_command", "run_command")
-_FINISH_TOOLS = ("submit",)
-# Harnesses without tool calling (mini-swe-agent) say in their prompt which command ends the episode.
-_FINISH_COMMANDS = ("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "echo MINI_SWE_AGENT_FINAL_OUTPUT")
+def _declarations() -> list[Declaration]:
+    """What the harness adapters declare about their tools: the oracle recognises a request's shell, finish and
+    env tools by them, whichever harness sent it."""
+    from polar.harnesses import declarations  # the registry imports every adapter: only when an oracle runs
+
+    return list(declarations().values())
 
 
-def _shell_tool(request: ModelRequest) -> tuple[str, str, str] | None:
-    """(tool name, argument name, argument type) of the request's shell tool, read from its schema."""
-    found = {}
+def _shell_tool(request: ModelRequest) -> ShellTool | None:
+    """The request's shell tool: the first declared shell tool the request offers with the declared argument."""
+    offered = {}
     for tool in request.tools:
         fn = tool.get("function", tool)
-        props = (fn.get("parameters") or {}).get("properties") or {}
-        for arg in ("command", "cmd"):
-            if arg in props:
-                found[fn.get("name")] = (fn.get("name"), arg, props[arg].get("type", "string"))
-                break
-    return next((found[n] for n in _SHELL_NAMES if n in found), None)
+        offered[fn.get("name")] = (fn.get("parameters") or {}).get("properties") or {}
+    shells = (shell for declared in _declarations() for shell in declared.shell)
+    return next((shell for shell in shells if shell.argument in offered.get(shell.name, {})), None)
+
+
+COMMAND_BYTES = 48_000
+"""The longest shell command the oracle sends in one turn: well under the 128 kB a single argument may hold
+(`bash -lc CMD`), so consecutive file writes and commands share a turn until they reach it."""
+
+
+def _turns(steps: Sequence[Any]) -> list[str | CallTool]:
+    """The reference solution as turns: consecutive shell steps (file writes, commands) share one command, a line
+    each, as a script runs them, up to `COMMAND_BYTES`, so a task with seven solution files takes one turn, not
+    seven; an env tool call (a browser action) is a turn of its own."""
+    turns: list[str | CallTool] = []
+    for step in steps:
+        if isinstance(step, CallTool):
+            turns.append(step)
+            continue
+        command = _write_command(step.path, step.content) if isinstance(step, WriteFile) else step.command
+        last = turns[-1] if turns else None
+        if isinstance(last, str) and len(last) + 1 + len(command) <= COMMAND_BYTES:
+            turns[-1] = f"{last}\n{command}"
+        else:
+            turns.append(command)
+    return turns
 
 
 class OraclePolicy:
     """Replays the task's reference solution through the harness's own tools, then finishes.
 
-    File writes and commands go through the harness's shell tool (found by name and schema in the
+    File writes and commands go through the harness's shell tool (the one its adapter declares, found in the
     request), so the harness itself executes them; a harness without tools gets fenced bash blocks.
-    Files are written from base64, which every harness's command filter lets through. Calls to the env's own
-    tools (a browser) go to the tool of that name, which an MCP client may have prefixed (`mcp__polar__click`);
+    Consecutive writes and commands share one turn (`_turns`), so the oracle fits any turn budget a real solution
+    fits. Files are written from base64, which every harness's command filter lets through. Calls to the env's own
+    tools (a browser) go to the tool of that name as the adapter declares it (`mcp__polar__click` over MCP);
     an element named by role and name is found in the latest page snapshot the request holds.
     """
 
@@ -78,18 +102,19 @@ class OraclePolicy:
         steps = task.reference_solution()
         if steps and isinstance(steps[0], CallTool) and steps[0].target:  # a target needs a snapshot to resolve
             steps = [CallTool("snapshot"), *steps]
+        turns = _turns(steps)
         turn = assistant_turns(request)
-        if turn < len(steps):
-            step = steps[turn]
+        if turn < len(turns):
+            step = turns[turn]
             if isinstance(step, CallTool):
                 return _call_env_tool(request, step, turn)
-            command = _write_command(step.path, step.content) if isinstance(step, WriteFile) else step.command
-            return self._run(request, command, turn)
-        finish = next((t for t in _FINISH_TOOLS if t in request.tool_names()), None)
+            return self._run(request, step, turn)
+        finish = next((d.finish_tool for d in _declarations() if d.finish_tool in request.tool_names()), None)
         if finish:
             return ModelReply(tool_calls=[ToolCall(id=f"call_oracle_{turn}", name=finish)], finish_reason="tool_calls")
         prompt = "\n".join(str(m.get("content") or "") for m in request.messages if m.get("role") == "system")
-        command = next((c for c in _FINISH_COMMANDS if c in prompt), None)
+        command = next((d.finish_command for d in _declarations() if d.finish_command and d.finish_command in prompt),
+                       None)
         if command:
             return self._run(request, command, turn)
         return ModelReply(content="done\nsubmit", finish_reason="stop")
@@ -98,19 +123,13 @@ class OraclePolicy:
         shell = _shell_tool(request)
         if shell is None:
             return ModelReply(content=f"```bash\n{command}\n```", finish_reason="stop")
-        name, arg, kind = shell
-        value: str | list[str] = ["bash", "-lc", command] if kind == "array" else command
-        call = ToolCall(id=f"call_oracle_{turn}", name=name, arguments=json.dumps({arg: value}))
+        value = ["bash", "-lc", command] if shell.form == "argv" else command
+        call = ToolCall(id=f"call_oracle_{turn}", name=shell.name, arguments=json.dumps({shell.argument: value}))
         return ModelReply(tool_calls=[call], finish_reason="tool_calls")
 
 
-_MCP_TOOL_NAMES = ("mcp__polar__{}", "mcp_polar_{}", "polar_{}")
-"""How MCP clients name an env tool of the server the adapters register as `polar`: Claude Code and Qwen Code
-`mcp__polar__click`, Gemini CLI `mcp_polar_click`, opencode `polar_click`."""
-
-
 def _call_env_tool(request: ModelRequest, step: CallTool, turn: int) -> ModelReply:
-    names = {step.name, *(form.format(step.name) for form in _MCP_TOOL_NAMES)}
+    names = {d.env_tool(step.name) for d in _declarations()}  # `click`, `mcp__polar__click`, ... as each declares
     name = next((n for n in request.tool_names() if n in names), None)
     if name is None:
         raise ValueError(f"the request offers no tool {step.name!r} (tools: {', '.join(request.tool_names())}); "
@@ -148,7 +167,7 @@ def _write_command(path: str, text: str) -> str:
 
 
 def make_policy(name: str, **options: Any):
-    """Build a policy by name. Options: `replies` (scripted), `model`/`base_url` (openai), local settings."""
+    """Build a policy by name. Options: `replies` (scripted), `model`/`base_url` (openai, vllm), their settings."""
     if name == "scripted":
         return ScriptedPolicy(options.get("replies") or [])
     if name == "empty":
@@ -159,6 +178,10 @@ def make_policy(name: str, **options: Any):
         from polar.evaluation.openai_policy import OpenAIPolicy
 
         return OpenAIPolicy(**options)
+    if name == "vllm":
+        from polar.evaluation.vllm_policy import VLLMPolicy
+
+        return VLLMPolicy(**options)
     if name == "local":
         from polar.evaluation.local_policy import LocalPolicy
 

@@ -3,7 +3,8 @@
 Each run directory is what `polar eval` wrote: `run.json` (settings), `summary.json` and `results.parquet`
 (one row per episode). An episode passes when its env's outcome reward component reaches 1.0, as in
 `summary.json`. pass@1 is the share of episodes that pass; pass@k is the unbiased estimator averaged over tasks; their
-intervals are defined once, in `polar.evaluation.stats`.
+intervals are defined once, in `polar.evaluation.stats`. Beside the report, `<report stem>-episodes/` holds every
+episode's page (`polar.evaluation.viewer`); each per-task cell links to the episodes it counts.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import base64
 import html
 import io
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from polar import __version__
 from polar.errors import PolarError
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 REQUIRED_FILES = ("run.json", "summary.json", "results.parquet")
-NUMERIC_COLUMNS = frozenset({"k", "episodes", "mean reward", "mean turns", "tokens", "wall time"})
+NUMERIC_COLUMNS = frozenset({"k", "episodes", "mean reward", "mean turns", "tokens", "wall time (episodes summed)"})
 
 
 @dataclass
@@ -63,7 +66,8 @@ def load_run(path: Path, label: str) -> Run:
     if results.empty:
         raise PolarError(f"{path}/results.parquet holds no episodes; finish the run (rerun its `polar eval`)")
     column = f"component.{outcome_component(settings['env_id'])}"  # an env unknown here: reward 1.0 passes
-    results["passed"] = (results[column] if column in results else results["reward"]) >= 1.0
+    # `Trace.solved` on the results' columns: the outcome reached 1 and nothing zeroed the reward (tampering)
+    results["passed"] = ((results[column] if column in results else results["reward"]) >= 1.0) & (results["reward"] > 0)
     return Run(path, label, settings, summary, results)
 
 
@@ -99,10 +103,30 @@ def run_row(run: Run) -> dict[str, str]:
         "pass@1 [95% CI]": f"{passed / n:.3f} [{low:.3f}, {high:.3f}]",
         "pass@k [95% CI]": "— (k=1)" if k == 1 else "pass@{} {:.3f} [{:.3f}, {:.3f}]".format(
             k, *bootstrap_pass_at_k(task_counts(results), k)),
-        "mean reward": f"{results['reward'].mean():.3f}", "mean turns": f"{results['turns'].mean():.2f}",
-        "tokens": str(int(results["tokens"].sum())), "wall time": f"{results['wall_time_s'].sum():.1f} s",
+        "mean reward": f"{results['reward'].mean():.3f}",
+        "components: scored (raw)": components_cell(run),
+        "mean turns": f"{results['turns'].mean():.2f}", "tokens": str(int(results["tokens"].sum())),
+        "wall time (episodes summed)": "{} ({:.1f} s)".format(
+            f"{run.summary['wall_time_s']:.1f} s" if "episode_time_s" in run.summary else "—",  # older runs: a sum
+            results["wall_time_s"].sum()),
         "statuses": ", ".join(f"{s} {c}" for s, c in statuses.items()),
     }
+
+
+def components_cell(run: Run) -> str:
+    """Each reward component's mean as scored (weighted and capped by the env's reward spec) and, in brackets,
+    its raw mean; raw only for an env this install does not know."""
+    from polar.envs.registration import ENVS, env_family
+
+    columns = [c for c in run.results if c.startswith("component.")]
+    rows = run.results[columns].fillna(0.0).rename(columns=lambda c: c.removeprefix("component.")).to_dict("records")
+    raw = {name: sum(row[name] for row in rows) / len(rows) for name in rows[0]} if rows else {}
+    if run.settings["env_id"] not in ENVS:
+        return ", ".join(f"{name} (raw {mean:.3f})" for name, mean in raw.items())
+    spec = env_family(run.settings["env_id"]).reward
+    scored = [spec.contributions(row) for row in rows]
+    return ", ".join(f"{c.name} {sum(v[c.name] for v in scored) / len(scored):.3f} (raw {raw.get(c.name, 0.0):.3f})"
+                     for c in spec.components)
 
 
 def _colours(count: int) -> list:
@@ -224,24 +248,28 @@ def _figure(src: str, caption: str) -> str:
            "</figure>"
 
 
-def render(runs: list[Run]) -> str:
-    """The whole report as one HTML string; every text that comes from a run is escaped."""
+def render(runs: list[Run], episodes: list[str | None] | None = None) -> str:
+    """The whole report as one HTML string; every text that comes from a run is escaped. `episodes`: for each
+    run, the address of its episode pages' index (`polar.evaluation.viewer`), or None."""
     e = html.escape
+    links = episodes or [None] * len(runs)
     rows = [run_row(r) for r in runs]
     header = list(rows[0])
     sources = "".join(
         f"<li><b>{e(r.label)}</b>: <code>{e(str(r.path))}</code> — sandbox {e(str(r.settings.get('sandbox')))}, "
         f"max_turns {e(str(r.settings.get('max_turns')))}, seed {e(str(r.settings.get('seed')))}, "
-        f"suite hash {e(str(r.settings.get('suite_hash')))}, polar {e(str(r.settings.get('polar_version')))}</li>"
-        for r in runs)
+        f"suite hash {e(str(r.settings.get('suite_hash')))}, polar {e(str(r.settings.get('polar_version')))}"
+        + (f' — <a href="{e(link)}">its episodes</a>' if link else "") + "</li>"
+        for r, link in zip(runs, links, strict=True))
     hashes = {(r.settings["env_id"], r.settings.get("suite_hash")) for r in runs}
     mixed = len(hashes) > len({env for env, _ in hashes})
     tasks, cells = per_task_cells(runs)
     task_rows = "".join(
         f"<tr><td>{e(task)}</td>" + "".join(
-            f'<td class="num" style="background: hsl({120 * rate:.0f}, 65%, 88%)">{e(text)}</td>'
-            if rate is not None else f"<td>{e(text)}</td>" for text, rate in row) + "</tr>"
-        for task, row in zip(tasks, cells, strict=True))
+            f'<td class="num" style="background: hsl({120 * rate:.0f}, 65%, 88%)">'
+            + (f'<a href="{e(link)}#task={e(quote(task))}">{e(text)}</a>' if link else e(text)) + "</td>"
+            if rate is not None else f"<td>{e(text)}</td>" for (text, rate), link in zip(row, links, strict=True))
+        + "</tr>" for task, row in zip(tasks, cells, strict=True))
     task_head = "<th>task</th>" + "".join(f"<th>{e(r.label)}</th>" for r in runs)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>polar eval report: {e(", ".join(r.label for r in runs))}</title>
@@ -257,14 +285,17 @@ def render(runs: list[Run]) -> str:
 <p class="note">An episode passes when the env's outcome reward component reaches 1.0. pass@1 is the share of
 episodes that pass; pass@k is the unbiased estimator (Chen et al., 2021) averaged over tasks. {INTERVALS}
 ({BOOTSTRAP_RESAMPLES} bootstrap resamples, fixed seed). Tokens count the
-sampled reply tokens the policy reported; wall time sums episode durations.</p>
+sampled reply tokens the policy reported. A reward component is shown as scored (its raw value times its
+weight, capped, as the env's reward spec adds it to the reward) and raw. Wall time is elapsed time while the run's
+episodes ran; in brackets, the episodes' own times summed (larger when episodes ran at once).</p>
 <h2>Plots</h2>
 {_figure(plot_pass_rates(runs), "pass@1 by run, with 95% Wilson intervals")}
 {_figure(plot_rewards(runs), "reward distribution per run: box (quartiles) and every episode")}
 {_figure(plot_turns_vs_reward(runs), "turns against reward, one colour per run (each run's points shifted "
          "sideways a little so runs do not hide each other)")}
 <h2>Per task</h2>
-<p class="note">Each cell: pass rate (passed/episodes) · mean reward. — means the run has no episode of the task.</p>
+<p class="note">Each cell: pass rate (passed/episodes) · mean reward, linked to those episodes' pages. — means the run
+has no episode of the task.</p>
 <table><thead><tr>{task_head}</tr></thead><tbody>{task_rows}</tbody></table>
 </body></html>
 """
@@ -283,8 +314,27 @@ def build_report(run_dirs: list[Path], out: Path) -> Path:
     runs = [load_run(p, label) for p, label in zip(paths, _labels(paths), strict=True)]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(runs), encoding="utf-8")
+    out.write_text(render(runs, write_episode_pages(runs, out)), encoding="utf-8")
     return out
+
+
+def write_episode_pages(runs: list[Run], report: Path) -> list[str | None]:
+    """Each run's episode pages in `<report stem>-episodes/<n>-<label>/`, beside the report; the address of each
+    run's index relative to the report (None for a run without traces.jsonl)."""
+    from polar.evaluation.viewer import write_pages
+    from polar.trace import read_jsonl
+
+    links: list[str | None] = []
+    for n, run in enumerate(runs, 1):
+        traces = run.path / "traces.jsonl"
+        if not traces.is_file():
+            links.append(None)
+            continue
+        folder = f"{report.stem}-episodes/{n}-{re.sub(r'[^A-Za-z0-9._-]+', '_', run.label).strip('._')}"
+        write_pages(read_jsonl(traces), report.parent / folder, title=f"episodes of run {run.label}",
+                    up=(f"../../{report.name}", "report"))
+        links.append(f"{folder}/index.html")
+    return links
 
 
 def cmd_report(args: argparse.Namespace) -> int:

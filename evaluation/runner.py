@@ -12,9 +12,11 @@ import gymnasium as gym
 import numpy as np
 
 from polar import runtime
+from polar.envs.polar_env import PolicyFailure
 from polar.envs.recording import RecordTraces
 from polar.protocols import Policy
 from polar.trace import Named, Trace, read_jsonl, write_parquet
+from polar.types import ModelReply
 
 
 def task_order(task_ids: list[str], episodes: int, seed: int) -> list[str]:
@@ -23,17 +25,25 @@ def task_order(task_ids: list[str], episodes: int, seed: int) -> list[str]:
     return [order[i % len(order)] for i in range(episodes)]
 
 
-async def play_episode(env: gym.Env, policy: Policy, *, seed: int, task_id: str | None = None) -> Trace:
+async def play_episode(env: gym.Env, policy: Policy, *, seed: int, task_id: str | None = None,
+                       on_call: Callable[[], None] | None = None) -> Trace:
     """One episode from reset to the final step through the env's asyncio API (`areset`/`astep`, of a
     `RecordTraces` wrapper when given one, else of the polar env inside); the policy gets the task from `info` and
-    runs on a worker thread, so many episodes can run at once in one loop. Returns its trace."""
+    runs on a worker thread, so many episodes can run at once in one loop. A policy that raises on a request (a
+    prompt longer than its context, a server error) ends that episode with status `policy_error` and the message, and
+    the caller goes on. `on_call` runs before each policy call (a progress display). Returns its trace."""
     api = env if isinstance(env, RecordTraces) else env.unwrapped
     options: dict[str, Any] = {"policy": Named(name=policy.name, model=getattr(policy, "model", None))}
     if task_id is not None:
         options["task_id"] = task_id
     obs, info = await api.areset(seed=seed, options=options)
     while True:
-        reply = await asyncio.to_thread(policy, obs, info["task"])
+        if on_call is not None:
+            on_call()
+        try:
+            reply: ModelReply | PolicyFailure = await asyncio.to_thread(policy, obs, info["task"])
+        except Exception as e:  # one request the policy cannot answer ends its episode, not the run
+            reply = PolicyFailure(f"{type(e).__name__}: {e}")
         obs, _, terminated, truncated, info = await api.astep(reply)
         if terminated or truncated:
             return info["trace"]

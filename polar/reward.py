@@ -30,8 +30,11 @@ class RewardSpec:
         unknown = set(values) - {c.name for c in self.components}
         if unknown:
             raise ValueError(f"unknown reward components {sorted(unknown)}; declared: {self.names()}")
-        total = sum(min(c.weight * float(values.get(c.name, 0.0)), c.cap) for c in self.components)
-        return min(total, self.max_total)
+        return min(sum(self.contributions(values).values()), self.max_total)
+
+    def contributions(self, values: dict[str, float]) -> dict[str, float]:
+        """What each component adds to the scalar: its raw value times its weight, capped (a missing one: 0)."""
+        return {c.name: min(c.weight * float(values.get(c.name, 0.0)), c.cap) for c in self.components}
 
     @property
     def outcome(self) -> str:

@@ -19,8 +19,11 @@ from polar.types import ModelReply, ModelRequest
 SCHEMA_ID = "polar.trace/v1"
 SCHEMA_PATH = Path(__file__).with_name("trace.schema.json")
 
-Status = Literal["completed", "truncated", "timeout", "harness_error", "sandbox_error", "verifier_error", "tampered"]
-"""`tampered`: the grader found that the agent changed what grading executes (reward 0, the finding in `error`)."""
+Status = Literal["completed", "truncated", "timeout", "harness_error", "sandbox_error", "policy_error",
+                 "verifier_error", "tampered"]
+"""`policy_error`: the policy could not answer a model call (a prompt longer than the model's context, a server error;
+the message in `error`), so the episode ended there and was graded as it stood. `tampered`: the grader found that the
+agent changed what grading executes (reward 0, the finding in `error`)."""
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 
 
@@ -69,6 +72,13 @@ class Trace(BaseModel):
     reward: float
     reward_components: dict[str, float]
     polar_version: str
+    node: str | None = Field(default=None, description="the id of the Ray node the episode ran on "
+                             "(`polar eval --ray`); None for a local run")
+
+    def solved(self, outcome: str) -> bool:
+        """Whether the episode solved its task: the outcome component reached 1 and nothing zeroed the reward
+        (tampering, a grading error), the one rule pass@k, the report and the leaderboard count by."""
+        return self.reward > 0.0 and self.reward_components.get(outcome, 0.0) >= 1.0
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)
@@ -128,6 +138,7 @@ def write_parquet(path: Path, traces: Iterable[Trace]) -> None:
                 "reward_components": json.dumps(t.reward_components),
                 "started_at": t.started_at,
                 "ended_at": t.ended_at,
+                "node": t.node,
                 "trace": t.to_json(),
             }
         )

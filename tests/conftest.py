@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 
 import pytest
 
@@ -71,6 +72,41 @@ def docker() -> str:
     return path
 
 
+@pytest.fixture(scope="session")
+def registry(docker, tmp_path_factory) -> Iterator[str]:
+    """A real image registry (Debian's docker-registry) on 127.0.0.1 at a free port, for this session: `host:port`."""
+    import socket
+    import time
+    import urllib.request
+
+    binary = require_binary("docker-registry", "apt-get install docker-registry")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = tmp_path_factory.mktemp("registry")
+    (root / "config.yml").write_text(f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {root / 'data'}\n"
+                                     f"http:\n  addr: 127.0.0.1:{port}\n")
+    with open(root / "log", "w") as log:
+        server = subprocess.Popen([binary, "serve", str(root / "config.yml")], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    break
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"docker-registry did not answer on 127.0.0.1:{port}: {(root / 'log').read_text()[-2000:]}")
+        if server.poll() is not None:
+            pytest.fail(f"docker-registry exited: {(root / 'log').read_text()[-2000:]}")
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
 @pytest.fixture(params=["local", "docker"])
 def backend(request) -> str:
     """The name of each isolating sandbox backend, with what it needs checked (and the docker base image built)."""
@@ -82,3 +118,49 @@ def backend(request) -> str:
 
         build_base_image()
     return request.param
+
+
+def _serve_vllm(settings: dict[str, str]):
+    """A vLLM server from scripts/vllm.sh for the whole test session, stopped at its end; one already answering is
+    used and left running. Outside CI, a machine where `scripts/vllm.sh setup` has not run (3 GB) skips."""
+    import httpx
+
+    vllm_sh = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "vllm.sh")
+
+    def script(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", vllm_sh, command], env=os.environ | settings, capture_output=True, text=True)
+
+    def missing(message: str):
+        if CI:
+            pytest.fail(message + " — CI must run this test for real", pytrace=False)
+        pytest.skip(message)
+
+    if not CI and script("ready").returncode != 0:
+        missing("vLLM is not set up here (bash scripts/vllm.sh setup installs it, about 3 GB)")
+    url = script("url").stdout.strip()
+    try:
+        already = httpx.get(f"{url}/models", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        already = False
+    if not already:
+        started = script("start")
+        if started.returncode != 0:
+            missing(f"scripts/vllm.sh start failed:\n{started.stderr[-3000:]}")
+    yield url
+    if not already:
+        script("stop")
+
+
+@pytest.fixture(scope="session")
+def vllm_server():
+    """The base URL of a vLLM (CPU) server serving SmolLM2-135M-Instruct, the model `LocalPolicy` runs."""
+    yield from _serve_vllm({})
+
+
+@pytest.fixture(scope="session")
+def vllm_long_server():
+    """The base URL of a vLLM server serving the long-context random test model (`polar.training.long_model`), for
+    harnesses whose prompts exceed SmolLM2's 8k context."""
+    from polar.training.long_model import build_long_model
+
+    yield from _serve_vllm({"POLAR_VLLM_MODEL": str(build_long_model()), "POLAR_VLLM_PORT": "8472"})

@@ -132,6 +132,21 @@ def test_the_oracle_writes_binary_solution_files_and_runs_solve_sh_with_its_env(
     assert episode(task).reward == 0.0
 
 
+def test_seven_solution_files_fit_a_budget_of_eight_turns_and_admit(bwrap, tmp_path):
+    """The oracle writes every solution file and runs solve.sh in one turn, so a turn budget that fits a real
+    solution fits it (one turn per file once truncated such tasks at the default --max-turns 8)."""
+    solve = 'for i in 1 2 3 4 5 6; do cat /solution/part$i.txt; done > /app/all.txt\n'
+    task = make_task(tmp_path, solve=solve,
+                     test='[ "$(cat /app/all.txt)" = "$(printf "%s\\n" 1 2 3 4 5 6)" ] && r=1 || r=0\n'
+                          'echo $r > /logs/verifier/reward.txt\n')
+    for i in range(1, 7):
+        (task / "solution" / f"part{i}.txt").write_text(f"{i}\n")
+    assert len(load_task(task).solution) == 7
+    trace = episode(task, OraclePolicy())
+    assert (trace.status, trace.reward, len(trace.turns)) == ("completed", 1.0, 2), trace.verifier_log[-1500:]
+    assert admit(task, "local").admitted
+
+
 @pytest.mark.parametrize("breakage, message", [
     (lambda t: (t / "instruction.md").unlink(), "missing instruction.md"),
     (lambda t: (t / "tests" / "test.sh").unlink(), "missing tests/test.sh"),
