@@ -37,6 +37,9 @@ from polar.tasks import select_tasks
 from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
+DEFAULT_MAX_TURNS = 30
+"""Model calls before an episode is truncated, unless the caller says otherwise: room for the longest bundled
+reference solution (a Web-v0 task takes up to 17 browser actions) with margin."""
 DEFAULT_TIME_LIMIT_S = 900.0
 """An episode's wall-clock budget when neither the caller nor the task sets one."""
 
@@ -79,7 +82,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
 
     def __init__(self, family: str, *, harness: str | Harness = "builtin", sandbox: str = "local",
                  suite: str | None = None,
-                 max_turns: int = 30, time_limit_s: float | None = None, max_tokens: int | None = None,
+                 max_turns: int = DEFAULT_MAX_TURNS, time_limit_s: float | None = None, max_tokens: int | None = None,
                  pool: int = 0, render_mode: str | None = None):
         """
         Args:

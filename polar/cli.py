@@ -70,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise PolarError(f"{out} already holds traces.jsonl; pass another --out (nothing was overwritten)")
     policy = _policy(args)
     env = gym.make(args.env_id, harness=args.harness, sandbox=args.sandbox, suite=args.suite,
-                   max_turns=args.max_turns, time_limit_s=args.time_limit)
+                   max_turns=_max_turns(args), time_limit_s=args.time_limit)
     print(f"{args.env_id}: {args.episodes} episode(s), harness={args.harness}, sandbox={args.sandbox}, "
           f"policy={args.policy} -> {out}", flush=True)
     print(f"{'#':>3}  {'task':<28} {'status':<15} {'turns':>5} {'reward':>7} {'time':>7}", flush=True)
@@ -114,7 +114,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # each worker keeps its next sandbox started ahead of need; a partial, so `--ray` can send it to the nodes
     make_env = functools.partial(gym.make, args.env_id, harness=args.harness, sandbox=args.sandbox,
                                  suite=args.suite if args.ray is None else _shared_path(args.suite),
-                                 max_turns=args.max_turns, time_limit_s=args.time_limit, pool=1)
+                                 max_turns=_max_turns(args), time_limit_s=args.time_limit, pool=1)
     probe = make_env(pool=0).unwrapped
     tasks = probe.tasks
     if args.strict:
@@ -127,7 +127,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     settings = EvalSettings(
         env_id=args.env_id, harness=args.harness, sandbox=args.sandbox, policy=args.policy,
         model=getattr(policy, "model", None), suite=probe.suite, suite_hash=suite_hash(tasks),
-        tasks=tuple(t.id for t in tasks), k=args.k, seed=args.seed, max_turns=args.max_turns,
+        tasks=tuple(t.id for t in tasks), k=args.k, seed=args.seed, max_turns=_max_turns(args),
         time_limit_s=args.time_limit)
     out = Path(args.out or f"runs/eval-{args.env_id.split('/')[-1]}-{args.harness}-{args.policy}")
     run = EvalRun.open(out, settings)
@@ -173,6 +173,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _shared_path(suite: str | None) -> str | None:
     """A suite given as a folder, made absolute: node workers find it at the same path on their machine."""
     return str(Path(suite).resolve()) if suite and Path(suite).exists() else suite
+
+
+def _max_turns(args: argparse.Namespace) -> int:
+    """`--max-turns`, else the env's own default (one place for it: `polar.envs.polar_env`)."""
+    from polar.envs.polar_env import DEFAULT_MAX_TURNS
+
+    return DEFAULT_MAX_TURNS if args.max_turns is None else args.max_turns
 
 
 def _ray_workers(address: str, make_env, policy, jobs: int) -> list:
@@ -391,7 +398,8 @@ def _episode_args(parser: argparse.ArgumentParser) -> None:
                         help="local (bubblewrap, default) | docker (--network none) | process (no isolation)")
     parser.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max-turns", type=int, default=8)
+    parser.add_argument("--max-turns", type=int, default=None,
+                        help="model calls before an episode is truncated (default: the env's, 30)")
     parser.add_argument("--time-limit", type=float, default=None,
                         help="seconds per episode (default: the task's own agent timeout, else 900)")
     parser.add_argument("--replies", help="scripted policy: a JSON file with a list of replies")

@@ -70,3 +70,12 @@ def test_a_task_that_cannot_start_is_a_sandbox_error_episode_and_the_run_goes_on
     assert "the task could not start" in broken.error and "docker sandbox only" in broken.error
     summary = json.loads((run / "summary.json").read_text())
     assert summary["episodes"] == 2 and summary["pass@1"] == 0.5, summary
+
+
+def test_the_web_oracle_fits_the_default_turn_budget(bwrap, chromium, tmp_path):
+    """`polar run polar/Web-v0 --policy oracle --episodes 3` with its defaults: no episode is truncated (the longest
+    bundled reference solution takes 17 browser actions; the default budget is the env's own)."""
+    done = polar("run", "polar/Web-v0", "--policy", "oracle", "--episodes", "3", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    traces = list(read_jsonl(tmp_path / "traces.jsonl"))
+    assert [(t.status, t.reward) for t in traces] == [("completed", 1.0)] * 3
