@@ -168,7 +168,7 @@ SNIPPETS = {
 def _command(text: str) -> str | None:
     """What the test runs of a README command line: None for a set-up command, the rest of `setup && rest`."""
     for setup in SETUP:
-        if text == setup:
+        if text.split("  #")[0].strip() == setup:  # a set-up line with its trailing comment
             return None
         text = text.removeprefix(f"{setup} && ")
     return text
