@@ -7,8 +7,8 @@ import json
 import warnings
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
+from test_terminal import admit, episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
@@ -22,36 +22,10 @@ from polar.envs.sandbox.dockerfile.build import (
 )
 from polar.envs.sandbox.images import BASE_IMAGE, PYTHON_IMAGE
 from polar.errors import SandboxError
-from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy
-from polar.evaluation.runner import run_episode
 from polar.tasks.harbor import load_task
 
 register_envs()
-
-
-def make_task(root: Path, name: str, dockerfile: str, test: str, solve: str) -> Path:
-    """A Harbor task directory: its Dockerfile, a test.sh that writes the reward, and a solve.sh."""
-    task = root / name
-    for rel, text in {"instruction.md": "Do the thing.\n", "task.toml": 'version = "1.0"\n',
-                      "environment/Dockerfile": dockerfile, "tests/test.sh": f"#!/bin/bash\n{test}",
-                      "solution/solve.sh": f"#!/bin/bash\n{solve}"}.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_text(text)
-    return task
-
-
-def admit(task: Path):
-    _, (admission,) = asyncio.run(admit_suite(str(task), env_id="polar/Terminal-v0", sandbox="docker"))
-    return admission
-
-
-def oracle_episode(task: Path):
-    env = gym.make("polar/Terminal-v0", suite=str(task.parent), sandbox="docker", max_turns=8, time_limit_s=300)
-    try:
-        return run_episode(env, OraclePolicy(), seed=0, task_id=task.name)
-    finally:
-        env.close()
 
 
 @pytest.fixture
@@ -88,10 +62,10 @@ def test_a_pip_install_builds_with_network_on_a_python_base_and_the_base_used_is
     dockerfile = "FROM python:3.12-slim\nRUN pip install --no-cache-dir six==1.17.0\nWORKDIR /app\n"
     test = ('if python3 -c "import six; assert six.__version__ == \'1.17.0\'" && [ -f /app/done ] && '
             '[ "$(ls /sys/class/net)" = lo ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
-    task = make_task(tmp_path, "pip-task", dockerfile, test, "echo ok > /app/done\n")
-    result = admit(task)
+    task = make_task(tmp_path, "pip-task", dockerfile=dockerfile, test=test, solve="echo ok > /app/done\n")
+    result = admit(task, "docker")
     assert result.admitted, result.reasons
-    trace = oracle_episode(task)
+    trace = episode(task, OraclePolicy(), sandbox="docker")
     assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
     assert bases_in_log(trace.verifier_log)["python:3.12-slim"] in ("python:3.12-slim", PYTHON_IMAGE)
 
@@ -123,10 +97,10 @@ def test_a_user_line_is_the_agents_and_the_tests_user_while_setup_runs_as_root(d
                   "USER app\nWORKDIR /app\n")
     test = ('if [ "$(id -un)" = app ] && [ "$(stat -c %U /app/done)" = app ] && [ "$(cat /app/done)" = app ]; '
             'then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
-    task = make_task(tmp_path, "user-task", dockerfile, test, "id -un > /app/done\n")
-    result = admit(task)
+    task = make_task(tmp_path, "user-task", dockerfile=dockerfile, test=test, solve="id -un > /app/done\n")
+    result = admit(task, "docker")
     assert result.admitted, result.reasons
-    trace = oracle_episode(task)
+    trace = episode(task, OraclePolicy(), sandbox="docker")
     assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
     assert "image user app\n" in trace.verifier_log
     from polar.envs.terminal.family import TerminalFamily
