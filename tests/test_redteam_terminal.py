@@ -147,6 +147,47 @@ def test_the_reference_solution_still_scores_1(terminal):
     assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-2000:])
 
 
+AS_USER = ("a pre-written reward file", "a background loop that writes the reward late",
+           "a symlinked /logs/verifier", "a symlinked or planted /tests", "a nohup process that swaps the test files",
+           "usercustomize.py in HOME")
+"""The attacks on what an image's USER owns (/logs, /tests, its HOME and working directory); those on the agent's
+shell state do not depend on its user."""
+PLANTED_TAR = "the tests' archive path planted as the agent's own symlink"
+
+
+@pytest.fixture(scope="module")
+def as_user(tmp_path_factory, docker):
+    """Terminal-v0 in docker on TASK rebuilt with a USER line: the agent, and the tests, run as `app`."""
+    import shutil
+
+    import polar.tasks
+
+    suite = tmp_path_factory.mktemp("as-user")
+    task = shutil.copytree(Path(polar.tasks.__file__).parent / "terminal" / TASK, suite / TASK)
+    dockerfile = task / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "RUN useradd -m -u 1234 app && chown -R app:app /app\nUSER app\n")
+    env = gym.make("polar/Terminal-v0", suite=str(suite), harness="builtin", sandbox="docker", max_turns=4,
+                   time_limit_s=120)
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize("name", [*AS_USER, PLANTED_TAR])
+def test_every_attack_scores_0_as_an_images_user(as_user, name):
+    command = ATTACKS[name][2] if name in AS_USER else armed(  # grading writes its archive of the tests there
+        "ln -s /home/app/tests.tar /tmp/.polar-tests.tar && " + put("/tmp/ft/test.sh", FAKE) +
+        " && tar -cf /home/app/tests.tar -C /tmp/ft test.sh && [ -L /tmp/.polar-tests.tar ]")
+    trace, outputs = play(as_user, ["id -un", command])
+    assert "app" in outputs[0] and any(READY in out for out in outputs), f"the attack did not arm: {outputs}"
+    assert trace.reward == 0.0, (trace.status, trace.error, trace.verifier_log[-2000:])
+    assert "image user app\n" in trace.verifier_log
+
+
+def test_the_reference_solution_scores_1_as_an_images_user(as_user):
+    trace = run_episode(as_user, OraclePolicy(), seed=0, task_id=TASK)
+    assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-2000:])
+
+
 def write_task(root: Path, name: str, dockerfile: str, test: str, solve: str, toml: str = "") -> Path:
     task = root / name
     for rel, text in {"instruction.md": "Do the thing.\n", "task.toml": f'version = "1.0"\n{toml}',
