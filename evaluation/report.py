@@ -24,6 +24,7 @@ from urllib.parse import quote
 from polar import __version__
 from polar.errors import PolarError
 from polar.evaluation.stats import BOOTSTRAP_RESAMPLES, INTERVALS, bootstrap_pass_at_k, wilson_interval
+from polar.trace import solved_by
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,8 +67,7 @@ def load_run(path: Path, label: str) -> Run:
     if results.empty:
         raise PolarError(f"{path}/results.parquet holds no episodes; finish the run (rerun its `polar eval`)")
     column = f"component.{outcome_component(settings['env_id'])}"  # an env unknown here: reward 1.0 passes
-    # `Trace.solved` on the results' columns: the outcome reached 1 and nothing zeroed the reward (tampering)
-    results["passed"] = ((results[column] if column in results else results["reward"]) >= 1.0) & (results["reward"] > 0)
+    results["passed"] = solved_by(results["reward"], results[column] if column in results else results["reward"])
     return Run(path, label, settings, summary, results)
 
 

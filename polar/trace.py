@@ -76,12 +76,17 @@ class Trace(BaseModel):
                              "(`polar eval --ray`); None for a local run")
 
     def solved(self, outcome: str) -> bool:
-        """Whether the episode solved its task: the outcome component reached 1 and nothing zeroed the reward
-        (tampering, a grading error), the one rule pass@k, the report and the leaderboard count by."""
-        return self.reward > 0.0 and self.reward_components.get(outcome, 0.0) >= 1.0
+        """Whether the episode solved its task (`solved_by`)."""
+        return bool(solved_by(self.reward, self.reward_components.get(outcome, 0.0)))
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)
+
+
+def solved_by(reward: Any, outcome_value: Any) -> Any:
+    """The pass rule pass@k, the report and the leaderboard count by: the outcome component reached 1 and nothing
+    zeroed the reward (tampering, a grading error). Elementwise on pandas columns as on floats."""
+    return (reward > 0.0) & (outcome_value >= 1.0)
 
 
 def json_schema() -> dict[str, Any]:
