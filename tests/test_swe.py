@@ -288,6 +288,7 @@ def test_official_images_are_pulled_from_a_registry_by_command_and_on_demand(doc
     """A real registry on 127.0.0.1 serves an official-style image: `polar images pull` fetches it under its own
     name, and SWE-v0 pulls it on demand when $POLAR_IMAGE_REGISTRY names the registry."""
     import subprocess
+    import warnings
 
     from polar.envs.swe.environment import REGISTRY_VARIABLE, official_image
 
@@ -311,7 +312,11 @@ def test_official_images_are_pulled_from_a_registry_by_command_and_on_demand(doc
         assert official_image(task) == tag  # pulled on demand
         monkeypatch.setenv(REGISTRY_VARIABLE, "127.0.0.1:9")  # nothing listens there: no image, no crash
         subprocess.run([docker, "rmi", "-f", tag], check=True, capture_output=True)
-        assert official_image(task) is None
+        with pytest.warns(UserWarning, match="no official image could be pulled.*not retried in this run"):
+            assert official_image(task) is None
+        with warnings.catch_warnings():  # said once: the failed pull is not tried again in this run
+            warnings.simplefilter("error")
+            assert official_image(task) is None
         from polar.cli import main
 
         assert main(["images", "pull", "--suite", str(suite), "--registry", "127.0.0.1:9"]) == 2

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -357,12 +358,17 @@ def official_image(task: SweTask) -> str | None:
     for image in official_names(task):
         if image_exists(image):
             return image
-    if registry := os.environ.get(REGISTRY_VARIABLE):
+    if (registry := os.environ.get(REGISTRY_VARIABLE)) and (registry, task.instance_id) not in _FAILED_PULLS:
         try:
             return pull_official(task, registry)
-        except SandboxError:
-            return None
+        except SandboxError as e:  # said once; the instance falls back to the other ways to build its environment
+            _FAILED_PULLS[(registry, task.instance_id)] = str(e)
+            warnings.warn(f"{e} (not retried in this run)", stacklevel=2)
     return None
+
+
+_FAILED_PULLS: dict[tuple[str, str], str] = {}
+"""{(registry, instance id): why} of the on-demand pulls that failed in this process: each is tried once per run."""
 
 
 def pull_official(task: SweTask, registry: str | None = None,
