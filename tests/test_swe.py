@@ -22,7 +22,7 @@ from polar.errors import TaskFormatError
 from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
-from polar.harnesses import EXTERNAL
+from polar.harnesses import EXTERNAL, declarations
 from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance, patch_files
 from polar.trace import load_schema
 
@@ -212,8 +212,6 @@ def test_the_agent_works_in_the_instance_image_on_docker(docker):
 
 # --- external harnesses ----------------------------------------------------------------------------------------
 
-API = {"claude-code": "anthropic-messages", "codex": "openai-responses", "gemini-cli": "gemini",
-       "qwen-code": "openai-chat", "opencode": "openai-chat", "pi": "openai-chat", "mini-swe-agent": "openai-chat"}
 HARNESS_SANDBOXES = [(name, sandbox) for sandbox in ("local", "docker") for name in EXTERNAL]
 """In docker too: the instance's image has no Node.js, so the host's is mounted for the npm-installed CLIs."""
 
@@ -235,7 +233,7 @@ def test_the_oracle_resolves_an_instance_through_each_external_harness(harness_e
     assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
     assert trace.reward_components == {"resolved": 1.0, "f2p_frac": 1.0, "p2p_frac": 1.0}
     assert trace.artefact["patch"] == task.patch and trace.harness.name == name
-    assert trace.turns and all(t.request.api == API[name] for t in trace.turns)
+    assert trace.turns and all(t.request.api == declarations()[name].api for t in trace.turns)
     jsonschema.Draft202012Validator(load_schema()).validate(json.loads(trace.to_json()))
 
 
