@@ -306,12 +306,13 @@ def test_a_base_the_engine_lacks_is_replaced_and_images_are_cached_by_content(do
     from polar.envs.sandbox.dockerfile.build import image_for_dockerfile, resolve_bases
 
     client = sdk.from_env()
-    dockerfile = "FROM debian:bookworm-slim AS base\nWORKDIR /app\nCOPY x.txt .\nFROM base\n"
+    absent = "debian:polar-never-published"  # a tag no registry has, so it is replaced wherever the tests run
+    dockerfile = f"FROM {absent} AS base\nWORKDIR /app\nCOPY x.txt .\nFROM base\n"
     task = make_task(tmp_path, dockerfile=dockerfile, files={"x.txt": "one\n"}, solve="touch solved\n",
                      test='if [ "$(cat /app/x.txt)" = one ] && [ -f solved ] && command -v python3 >/dev/null; '
                           'then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
     text, used = resolve_bases(client, dockerfile)
-    assert used == {"debian:bookworm-slim": "polar/base:bookworm"} and "FROM base\n" in text
+    assert used == {absent: "polar/base:bookworm"} and "FROM base\n" in text
     result = admit(task, "docker")
     assert result.admitted, result.reasons
     path = str(task / "environment" / "Dockerfile")
