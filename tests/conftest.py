@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+from support import REPO
 
 CI = os.environ.get("CI") == "true"
 
@@ -125,7 +126,7 @@ def _serve_vllm(settings: dict[str, str]):
     used and left running. Outside CI, a machine where `scripts/vllm.sh setup` has not run (3 GB) skips."""
     import httpx
 
-    vllm_sh = os.path.join(os.path.dirname(__file__), os.pardir, "scripts", "vllm.sh")
+    vllm_sh = str(REPO / "scripts" / "vllm.sh")
 
     def script(command: str) -> subprocess.CompletedProcess:
         return subprocess.run(["bash", vllm_sh, command], env=os.environ | settings, capture_output=True, text=True)

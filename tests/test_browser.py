@@ -12,8 +12,9 @@ import textwrap
 import time
 
 from aiohttp import web
+from support.browsers import browsers_of
 
-from polar.envs.sandbox.shell import descendants, proc_stat
+from polar.envs.sandbox.shell import proc_stat
 from polar.envs.web.browser import BrowserSession
 
 PAGES = {
@@ -135,25 +136,13 @@ def test_a_crashed_page_is_replaced_and_the_agent_told(chromium):
     with_browser(body, path="/form")
 
 
-def _browsers_of(pid: int) -> dict[int, int]:
-    found = {}
-    for child, started in descendants(pid).items():
-        try:
-            with open(f"/proc/{child}/comm") as f:
-                if "chrom" in f.read():
-                    found[child] = started
-        except OSError:
-            pass
-    return found
-
-
 def _alive(processes: dict[int, int]) -> list[int]:
     return [pid for pid, started in processes.items() if (st := proc_stat(pid)) is not None and st[1] == started]
 
 
 def test_closing_stops_the_browser(chromium):
     async def body(browser, state):
-        processes = _browsers_of(os.getpid())
+        processes = browsers_of(os.getpid())
         assert processes, "the browser's processes should be found under this process"
         await browser.aclose()
         await browser.aclose()  # twice is fine
@@ -179,7 +168,7 @@ def test_no_browser_outlives_a_killed_episode(chromium, tmp_path):
                             cwd=tmp_path, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
-        processes = _browsers_of(proc.pid)
+        processes = browsers_of(proc.pid)
         assert processes, "the episode's browser should run under its process"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

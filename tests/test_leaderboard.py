@@ -5,31 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from support import REPO
+from support.leaderboard_runs import TASKS, edit_traces, leaderboard, polar_eval, rehash, rejected
 
-from polar.cli import main
 from polar.leaderboard.submission import DATA_FILES, sha256
 from polar.tasks.code import load_suite
-
-TASKS = ("balanced_brackets", "caesar_cipher")
-
-
-def leaderboard(*argv: str) -> int:
-    """`polar leaderboard ...` in-process, with `polar`'s own exit codes (2 for a PolarError)."""
-    return main(["leaderboard", *argv])
-
-
-def polar_eval(out: Path, policy: str, k: int = 2) -> Path:
-    done = subprocess.run([sys.executable, "-m", "polar.cli", "eval", "polar/Code-v0", "--policy", policy,
-                           "--suite", "code-mini", "--tasks", ",".join(TASKS), "-k", str(k), "-j", "2",
-                           "--out", str(out)], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -49,28 +33,6 @@ def packed(runs, tmp_path_factory) -> Path:
 @pytest.fixture
 def sub(packed, tmp_path) -> Path:
     return Path(shutil.copytree(packed, tmp_path / "sub"))
-
-
-def rehash(sub: Path) -> None:
-    """Re-sign the manifest after an edit, as a cheater would, so only the deeper checks can catch it."""
-    manifest = json.loads((sub / "manifest.json").read_text())
-    manifest["files"] = {name: sha256(sub / name) for name in DATA_FILES}
-    (sub / "manifest.json").write_text(json.dumps(manifest, indent=2))
-
-
-def edit_traces(sub: Path, edit) -> None:
-    lines = (sub / "traces.jsonl").read_text().splitlines()
-    traces = [json.loads(line) for line in lines]
-    traces = edit(traces)
-    (sub / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
-
-
-def rejected(sub: Path, capsys) -> str:
-    code = leaderboard("validate", str(sub))
-    out = capsys.readouterr().out
-    assert code == 1, out
-    assert out.startswith(f"REJECTED {sub}: ") and out.count("\n") == 1
-    return out
 
 
 def test_submit_validate_build(runs, packed, tmp_path, capsys):
@@ -234,7 +196,7 @@ def _seed(task: str, sample: int) -> int:
     return episode_seed(0, task, sample)
 
 
-BUNDLED = sorted(p for p in (Path(__file__).parents[1] / "leaderboard" / "submissions").iterdir() if p.is_dir())
+BUNDLED = sorted(p for p in (REPO / "leaderboard" / "submissions").iterdir() if p.is_dir())
 
 
 @pytest.mark.parametrize("submission", BUNDLED, ids=lambda p: p.name)

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_leaderboard import leaderboard, polar_eval
+from support.leaderboard_runs import leaderboard, polar_eval
 
 from polar.envs.web.browser import CHROMIUM_ARGS
 

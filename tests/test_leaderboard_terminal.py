@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_leaderboard import edit_traces, leaderboard, rehash, rejected
+from support.leaderboard_runs import edit_traces, leaderboard, rehash, rejected
 
 TASKS = ("csv-group-totals", "git-revert-commit")
 NO_CHANGES = {"changes": [], "deleted": [], "ended": []}

@@ -13,6 +13,7 @@ import threading
 import gymnasium as gym
 import pytest
 from conftest import require_modules
+from support import REPO
 
 from polar.envs.registration import register_envs
 from polar.evaluation.runner import run_episode
@@ -227,13 +228,12 @@ def test_append_only_harness_episodes_are_single_chains(bwrap, node, tokenizer) 
 def test_the_long_context_model_takes_a_claude_code_prompt() -> None:
     """claude-code's first request (~22k tokens, from the bundled oracle traces) is beyond SmolLM2's 8,192 tokens;
     the tiny random model with SmolLM2's tokenizer and 65,536 positions samples after it, token ids and logprobs."""
-    from pathlib import Path
 
     from polar.evaluation.local_policy import CONTEXT_TOKENS, LocalPolicy
     from polar.trace import read_jsonl
     from polar.training.long_model import LONG_MODEL_NAME, build_long_model
 
-    traces = Path(__file__).parent.parent / "leaderboard" / "submissions" / "oracle-claude-code" / "traces.jsonl"
+    traces = REPO / "leaderboard" / "submissions" / "oracle-claude-code" / "traces.jsonl"
     request = next(iter(read_jsonl(traces))).turns[0].request
     with pytest.raises(ValueError, match="takes at most"):
         LocalPolicy(max_new_tokens=2)(request)

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 README = ROOT / "README.md"
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*(\.[a-z]+)?$|[<>|\[\]]|\.\.\.")
 

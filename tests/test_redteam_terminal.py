@@ -13,6 +13,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from support.harbor_tasks import make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
@@ -188,16 +189,6 @@ def test_the_reference_solution_scores_1_as_an_images_user(as_user):
     assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-2000:])
 
 
-def write_task(root: Path, name: str, dockerfile: str, test: str, solve: str, toml: str = "") -> Path:
-    task = root / name
-    for rel, text in {"instruction.md": "Do the thing.\n", "task.toml": f'version = "1.0"\n{toml}',
-                      "environment/Dockerfile": dockerfile, "tests/test.sh": f"#!/bin/bash\n{test}",
-                      "solution/solve.sh": f"#!/bin/bash\n{solve}"}.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_text(text)
-    return task
-
-
 PLANTS = {
     "a python3 in a writable folder the task's PATH puts first": (
         'ENV PATH="/app/bin:$PATH"\nRUN mkdir -p /app/bin\n',
@@ -216,8 +207,9 @@ def test_what_the_agent_plants_where_the_tests_look_first_is_tampering(request, 
     if sandbox == "docker":
         request.getfixturevalue("docker")
     dockerfile, check, attack, planted = PLANTS[name]
-    task = write_task(tmp_path, "plant-task", f"FROM polar/base:bookworm\nWORKDIR /app\n{dockerfile}",
-                      f"cd /app && {check} && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n", "touch /app/done\n")
+    task = make_task(tmp_path, "plant-task", dockerfile=f"FROM polar/base:bookworm\nWORKDIR /app\n{dockerfile}",
+                     test=f"cd /app && {check} && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n",
+                     solve="touch /app/done\n")
     (task / "tests" / "check_done.py").write_text(
         "import pathlib, unittest\n\n\nclass Done(unittest.TestCase):\n    def test_done(self):\n"
         "        self.assertTrue(pathlib.Path('/app/done').exists())\n")
@@ -251,8 +243,8 @@ def test_a_legitimate_install_is_no_tampering(docker, tmp_path):
             "&& r=1 || r=0\necho $r > /logs/verifier/reward.txt\n")
     solve = ("apt-get install -y /app/polar-hello.deb && mkdir -p /etc/systemd/system && "
              "printf '[Service]\\nExecStart=/usr/bin/polar-hello\\n' > /etc/systemd/system/polar-hello.service\n")
-    task = write_task(tmp_path, "install-task", PACKAGE, test, solve,
-                      toml='[metadata.polar]\ndocker_only = "installs a package"\n')
+    task = make_task(tmp_path, "install-task", dockerfile=PACKAGE, test=test, solve=solve,
+                     toml='[metadata.polar]\ndocker_only = "installs a package"\n')
     env = gym.make("polar/Terminal-v0", suite=str(task), harness="builtin", sandbox="docker", max_turns=4,
                    time_limit_s=120)
     try:

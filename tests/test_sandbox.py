@@ -7,6 +7,7 @@ import os
 import tarfile
 
 import pytest
+from support import REPO
 
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.dockerfile.replay import plan
@@ -39,7 +40,7 @@ def test_writes_outside_the_workspace_do_not_reach_the_host(bwrap, tmp_path):
 
 
 def test_host_home_and_project_files_are_invisible(bwrap):
-    project = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    project = str(REPO)
 
     async def body(s):
         for path in (os.path.expanduser("~"), project, "/work", "/root", "/opt", "/var"):

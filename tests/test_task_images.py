@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from test_terminal import admit, episode, make_task
+from support.harbor_tasks import admit, episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend

@@ -13,43 +13,20 @@ import gymnasium as gym
 import jsonschema
 import pytest
 from gymnasium.utils.env_checker import check_env
+from support.harbor_tasks import SUBMIT, admit, episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.terminal.family import TerminalFamily, local_blocker
 from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
 from polar.tasks.harbor import load_suite, load_task, read_reward
 from polar.trace import load_schema
 
 register_envs()
 TASKS = load_suite()
-SUBMIT = ScriptedPolicy(["submit"])
-
-
-def make_task(root: Path, name: str = "t", *, dockerfile: str = "FROM polar/base:bookworm\nWORKDIR /app\n",
-              test: str = "echo 1 > /logs/verifier/reward.txt\n", solve: str | None = "true\n",
-              files: dict[str, str] | None = None, toml: str = "") -> Path:
-    """A Harbor task directory written from its parts."""
-    task = root / name
-    for rel, text in {"instruction.md": "Do the thing.\n", "task.toml": f'version = "1.0"\n{toml}',
-                      "environment/Dockerfile": dockerfile, "tests/test.sh": f"#!/bin/bash\n{test}",
-                      **({"solution/solve.sh": f"#!/bin/bash\n{solve}"} if solve is not None else {}),
-                      **{f"environment/{k}": v for k, v in (files or {}).items()}}.items():
-        (task / rel).parent.mkdir(parents=True, exist_ok=True)
-        (task / rel).write_text(text)
-    return task
-
-
-def episode(suite: Path | str, policy=SUBMIT, sandbox: str = "local", harness: str = "builtin", task_id=None):
-    env = gym.make("polar/Terminal-v0", suite=str(suite), sandbox=sandbox, harness=harness, max_turns=8,
-                   time_limit_s=300)
-    try:
-        return run_episode(env, policy, seed=0, task_id=task_id)
-    finally:
-        env.close()
 
 
 # --- the format ----------------------------------------------------------------------------------------
@@ -245,12 +222,6 @@ def test_the_process_sandbox_is_refused(tmp_path):
 
 
 # --- admission: solution → 1, no-op → 0, in both sandboxes -------------------------------------------
-
-
-def admit(task: Path, sandbox: str):
-    """The one admission `polar tasks admit` runs, of the single task at `task`."""
-    _, (admission,) = asyncio.run(admit_suite(str(task), env_id="polar/Terminal-v0", sandbox=sandbox))
-    return admission
 
 
 def admit_all(sandbox: str):

@@ -13,7 +13,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 from conftest import require_modules
-from test_leaderboard import TASKS, leaderboard, polar_eval
+from support.leaderboard_runs import TASKS, leaderboard, polar_eval
 
 from polar.cli import main
 from polar.envs.registration import register_envs

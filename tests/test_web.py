@@ -9,7 +9,7 @@ import time
 import gymnasium as gym
 import jsonschema
 import pytest
-from test_browser import _browsers_of
+from support.browsers import browsers_of
 
 from polar.envs.registration import register_envs
 from polar.errors import HarnessError
@@ -63,12 +63,12 @@ def test_closing_mid_episode_stops_the_browser(when, chromium, bwrap):
     env.reset(seed=1)
     if when == "after a step":
         env.step(ModelReply(tool_calls=[ToolCall(id="c1", name="snapshot")]))
-        assert _browsers_of(os.getpid())
+        assert browsers_of(os.getpid())
     env.close()
     deadline = time.monotonic() + 10
-    while _browsers_of(os.getpid()) and time.monotonic() < deadline:
+    while browsers_of(os.getpid()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _browsers_of(os.getpid()) == {}
+    assert browsers_of(os.getpid()) == {}
 
 
 def test_a_harness_without_mcp_is_refused_with_the_reason(chromium, bwrap, node):

@@ -1,0 +1,48 @@
+"""Harbor tasks written by a test, and the two ways the tests use one: admitted as `polar tasks admit` admits it,
+and played as one Terminal-v0 episode."""
+
+import asyncio
+from pathlib import Path
+
+import gymnasium as gym
+
+from polar.envs.registration import register_envs
+from polar.evaluation.admission import admit_suite
+from polar.evaluation.policies import ScriptedPolicy
+from polar.evaluation.runner import run_episode
+from polar.protocols import Admission, Policy
+from polar.trace import Trace
+
+register_envs()
+SUBMIT = ScriptedPolicy(["submit"])
+
+
+def make_task(root: Path, name: str = "t", *, dockerfile: str = "FROM polar/base:bookworm\nWORKDIR /app\n",
+              test: str = "echo 1 > /logs/verifier/reward.txt\n", solve: str | None = "true\n",
+              files: dict[str, str] | None = None, toml: str = "") -> Path:
+    """A Harbor task directory written from its parts."""
+    task = root / name
+    for rel, text in {"instruction.md": "Do the thing.\n", "task.toml": f'version = "1.0"\n{toml}',
+                      "environment/Dockerfile": dockerfile, "tests/test.sh": f"#!/bin/bash\n{test}",
+                      **({"solution/solve.sh": f"#!/bin/bash\n{solve}"} if solve is not None else {}),
+                      **{f"environment/{k}": v for k, v in (files or {}).items()}}.items():
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+    return task
+
+
+def episode(suite: Path | str, policy: Policy = SUBMIT, sandbox: str = "local", harness: str = "builtin",
+            task_id: str | None = None) -> Trace:
+    """One Terminal-v0 episode of the suite (a folder of tasks, or one task) with the policy."""
+    env = gym.make("polar/Terminal-v0", suite=str(suite), sandbox=sandbox, harness=harness, max_turns=8,
+                   time_limit_s=300)
+    try:
+        return run_episode(env, policy, seed=0, task_id=task_id)
+    finally:
+        env.close()
+
+
+def admit(task: Path, sandbox: str) -> Admission:
+    """The one admission `polar tasks admit` runs, of the single task at `task`."""
+    _, (admission,) = asyncio.run(admit_suite(str(task), env_id="polar/Terminal-v0", sandbox=sandbox))
+    return admission
