@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh local,dev,train
 python3 -m ruff check .
-python3 -m pytest -q --timeout 900 "$@"
+python3 -m pytest -q --timeout 900 --durations=30 "$@"
