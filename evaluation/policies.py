@@ -86,7 +86,8 @@ class OraclePolicy:
     """Replays the task's reference solution through the harness's own tools, then finishes.
 
     File writes and commands go through the harness's shell tool (the one its adapter declares, found in the
-    request), so the harness itself executes them; a harness without tools gets fenced bash blocks.
+    request), so the harness itself executes them; a harness without tools gets fenced bash blocks, or the reply
+    format its adapter declares (aider's whole-file listings, Terminus-2's JSON).
     Consecutive writes and commands share one turn (`_turns`), so the oracle fits any turn budget a real solution
     fits. Files are written from base64, which every harness's command filter lets through. Calls to the env's own
     tools (a browser) go to the tool of that name as the adapter declares it (`mcp__polar__click` over MCP);
@@ -102,8 +103,14 @@ class OraclePolicy:
         steps = task.reference_solution()
         if steps and isinstance(steps[0], CallTool) and steps[0].target:  # a target needs a snapshot to resolve
             steps = [CallTool("snapshot"), *steps]
+        reply_format = _reply_format(request)
+        if reply_format == "aider-whole":  # every file in one reply, however many turns the request shows
+            return _whole_files(steps)
         turns = _turns(steps)
         turn = assistant_turns(request)
+        text_reply = TEXT_REPLIES.get(reply_format or "")
+        if text_reply is not None:  # a harness that reads its actions from the reply's text
+            return text_reply(turns[turn] if turn < len(turns) else None)
         if turn < len(turns):
             step = turns[turn]
             if isinstance(step, CallTool):
@@ -111,7 +118,9 @@ class OraclePolicy:
             return self._run(request, step, turn)
         finish = next((d.finish_tool for d in _declarations() if d.finish_tool in request.tool_names()), None)
         if finish:
-            return ModelReply(tool_calls=[ToolCall(id=f"call_oracle_{turn}", name=finish)], finish_reason="tool_calls")
+            arguments = json.dumps(_required_text(request, finish))
+            call = ToolCall(id=f"call_oracle_{turn}", name=finish, arguments=arguments)
+            return ModelReply(tool_calls=[call], finish_reason="tool_calls")
         prompt = "\n".join(str(m.get("content") or "") for m in request.messages if m.get("role") == "system")
         command = next((d.finish_command for d in _declarations() if d.finish_command and d.finish_command in prompt),
                        None)
@@ -123,9 +132,63 @@ class OraclePolicy:
         shell = _shell_tool(request)
         if shell is None:
             return ModelReply(content=f"```bash\n{command}\n```", finish_reason="stop")
-        value = ["bash", "-lc", command] if shell.form == "argv" else command
-        call = ToolCall(id=f"call_oracle_{turn}", name=shell.name, arguments=json.dumps({shell.argument: value}))
+        if shell.one_line and "\n" in command:
+            command = f"printf %s {base64.b64encode(command.encode()).decode()} | base64 -d | bash"
+        value = {"string": command, "argv": ["bash", "-lc", command], "list": [command]}[shell.form]
+        arguments = {**dict(shell.required), shell.argument: value}
+        call = ToolCall(id=f"call_oracle_{turn}", name=shell.name, arguments=json.dumps(arguments))
         return ModelReply(tool_calls=[call], finish_reason="tool_calls")
+
+
+def _required_text(request: ModelRequest, name: str) -> dict[str, str]:
+    """"done" for each required string argument of the offered tool `name` (OpenHands' `finish` needs a `message`)."""
+    for tool in request.tools:
+        fn = tool.get("function", tool)
+        if fn.get("name") == name:
+            schema = fn.get("parameters") or {}
+            properties = schema.get("properties") or {}
+            required = schema.get("required") or ()
+            return {key: "done" for key in required if properties.get(key, {}).get("type") == "string"}
+    return {}
+
+
+def _reply_format(request: ModelRequest) -> str | None:
+    """The declared reply format of the harness whose own prompt (its `prompt_marker`) the request's system or first
+    message holds; None for harnesses that act through tool calls."""
+    prompt = "\n".join(content_text(m.get("content")) for i, m in enumerate(request.messages)
+                       if i == 0 or m.get("role") == "system")
+    return next((d.reply_format for d in _declarations() if d.prompt_marker and d.prompt_marker in prompt), None)
+
+
+def _whole_files(steps: Sequence[Any]) -> ModelReply:
+    """Every file of the reference solution in one reply, as aider's whole-file listings (path line, fenced content).
+    Stateless: aider's requests hold its own example and "Ok." turns, so assistant turns do not count replies; aider
+    ends after one message, and a repeated call gets the same files again."""
+    listings = []
+    for step in steps:
+        if not isinstance(step, WriteFile):
+            raise ValueError(f"aider writes files from the reply but runs no commands, so it cannot take the step "
+                             f"{step!r}; use a harness with a shell tool for this task")
+        text = step.content if step.content.endswith("\n") else f"{step.content}\n"
+        if any(line.startswith("```") for line in text.splitlines()):
+            raise ValueError(f"{step.path} has a line starting with ```, which would end aider's file listing early")
+        listings.append(f"{step.path}\n```\n{text}```")
+    return ModelReply(content="\n\n".join(listings), finish_reason="stop")
+
+
+def _terminus_json(step: str | CallTool | None) -> ModelReply:
+    """Terminus-2's reply: the turn's command typed as keystrokes, or (`None`: the solution is done) `task_complete`,
+    which it asks to confirm, so the same reply comes twice."""
+    if isinstance(step, CallTool):
+        raise ValueError("Terminus-2 cannot reach the env's tools (a browser): it has no MCP support")
+    commands = [] if step is None else [{"keystrokes": f"{step}\n", "duration": 3.0}]
+    reply = {"analysis": "", "plan": "", "commands": commands, "task_complete": step is None}
+    return ModelReply(content=json.dumps(reply), finish_reason="stop")
+
+
+TEXT_REPLIES = {"terminus-json": _terminus_json}
+"""The oracle's reply for one turn (the turn's command or env tool call; None once the solution is done) in each
+`Declaration.reply_format` it speaks."""
 
 
 def _call_env_tool(request: ModelRequest, step: CallTool, turn: int) -> ModelReply:

@@ -18,6 +18,12 @@ HARNESSES = {
     "opencode": "polar.harnesses.opencode:Opencode",
     "pi": "polar.harnesses.pi:Pi",
     "mini-swe-agent": "polar.harnesses.mini_swe_agent:MiniSweAgent",
+    "terminus-2": "polar.harnesses.terminus2:Terminus2",
+    "openhands": "polar.harnesses.openhands:OpenHands",
+    "aider": "polar.harnesses.aider:Aider",
+    "copilot": "polar.harnesses.copilot:Copilot",
+    "droid": "polar.harnesses.droid:Droid",
+    "cline": "polar.harnesses.cline:Cline",
 }
 
 

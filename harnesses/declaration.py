@@ -19,8 +19,13 @@ class ShellTool:
 
     name: str
     argument: str = "command"
-    form: Literal["string", "argv"] = "string"
-    """`string`: the command line; `argv`: `["bash", "-lc", line]`."""
+    form: Literal["string", "argv", "list"] = "string"
+    """`string`: the command line; `argv`: `["bash", "-lc", line]`; `list`: a list of command lines, `[line]`."""
+    required: tuple[tuple[str, str], ...] = ()
+    """Other arguments the tool refuses a call without, with a value that fits any command (droid's `riskLevel`)."""
+    one_line: bool = False
+    """Whether it refuses a script of several lines (OpenHands' `terminal`: one command per call), so the oracle
+    sends a script as one line that decodes and runs it."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,14 @@ class Declaration:
     """How its context compaction is turned off, or why it is not."""
     sub_agents: str = "none"
     """How its sub-agents are turned off, or that it has none."""
+    reply_format: str | None = None
+    """How a harness that takes its actions from the reply's text, not tool calls, wants them written (the oracle
+    writes them so): `terminus-json` (Terminus-2: a JSON object of analysis, plan, `commands` of keystrokes and
+    `task_complete`); `aider-whole` (aider's `--edit-format whole`: each file as its path on a line of its own, then
+    its entire new content in a ``` fence). None: tool calls, or fenced bash blocks when a request offers no declared
+    tool."""
+    prompt_marker: str | None = None
+    """Text in the harness's own prompt that tells its requests apart, for a harness with a `reply_format`."""
 
     def env_tool(self, name: str) -> str | None:
         """The name under which the model sees the env tool `name`."""

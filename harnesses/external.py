@@ -59,6 +59,13 @@ class McpConfig:
     """Appended to the adapter's command line."""
 
 
+def run_install(argv: list[str], what: str) -> None:
+    """Run one install command; its failure is a HarnessError with the installer's own words."""
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise HarnessError(f"installing {what} failed ({' '.join(argv)}):\n{done.stderr[-3000:]}")
+
+
 class ExternalHarness:
     """Base class of the CLI adapters. Subclasses set the attributes and override `env`, `files`, `command`."""
 
@@ -89,6 +96,16 @@ class ExternalHarness:
     def command(self, exe: str) -> str:
         """The shell command that runs the CLI once, non-interactively; the task is in $POLAR_INSTRUCTION."""
         raise NotImplementedError
+
+    def install_into(self, target: Path) -> None:
+        """Install the pinned package into its empty cache folder `target`: with npm, or with this Python's pip, whose
+        version the sandbox's `python3` shares."""
+        if self.installer == "npm":
+            run_install(["npm", "install", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error",
+                         self.install], self.install)
+        else:
+            run_install([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
+                         str(target / self.bin), self.install], self.install)
 
     def after_install(self, target: Path) -> None:
         """Fix-ups to a fresh install (a missing execute bit, say)."""
@@ -122,16 +139,7 @@ class ExternalHarness:
         with locked(target.parent / f".{self.name}.lock"):
             if not (target / ".installed").exists():
                 target.mkdir(exist_ok=True)
-                if self.installer == "npm":
-                    argv = ["npm", "install", "--prefix", str(target), "--no-audit", "--no-fund", "--loglevel=error",
-                            self.install]
-                else:
-                    argv = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
-                            str(target / self.bin), self.install]
-                done = subprocess.run(argv, capture_output=True, text=True)
-                if done.returncode != 0:
-                    raise HarnessError(f"installing {self.install} failed ({' '.join(argv)}):\n"
-                                       f"{done.stderr[-3000:]}")
+                self.install_into(target)
                 self.after_install(target)
                 (target / ".installed").write_text(self.version)
         return target

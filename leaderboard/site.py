@@ -1,6 +1,7 @@
 """The static leaderboard site (`polar leaderboard build`): plain HTML and one stylesheet, no network.
 
-    index.html                      rankings per env and suite, and a harness x model matrix for each
+    index.html                      rankings per env and suite, a harness x model matrix for each, and the harness x
+                                    family matrix (`polar.harnesses.matrix`)
     style.css
     submissions/<name>/index.html   one submission: its manifest, summary, per-task and per-episode results
     submissions/<name>/episodes/    every episode's page and their index (`polar.evaluation.viewer`)
@@ -110,7 +111,23 @@ def index_page(entries: list[Entry]) -> str:
 artefact is re-graded by <code>polar leaderboard validate</code>. {INTERVALS}.</p>
 <div class="controls"><input id="filter" type="search" placeholder="Filter rows: harness, model, policy, name..."
 aria-label="Filter rows"><span id="shown"></span></div>"""
+    sections.append(f"""<section class="board">
+<h2>Harness &times; family</h2>
+<p class="meta">Which harness runs which env family in which sandbox, at its pinned version: each cell is a proof test
+(oracle 1, "done" 0, the real binary, offline) computed from the adapters (<code>polar.harnesses.matrix</code>).</p>
+{harness_family_table()}
+</section>""")
     return page("polar-gym leaderboard", header, "\n".join(sections), root="")
+
+
+def harness_family_table() -> str:
+    from polar.harnesses.matrix import FAMILIES, rows  # the registry imports every adapter: only when a site is built
+
+    head = "<tr><th>harness</th><th>version</th>" + "".join(f"<th>{escape(f)}</th>" for f in FAMILIES) + "</tr>"
+    body = ["<tr>" + f"<th>{escape(name)}</th><td>{escape(version)}</td>" +
+            "".join(f'<td{" class=empty" if cell == "—" else ""}>{escape(cell)}</td>' for cell in cells) + "</tr>"
+            for name, version, *cells in rows()]
+    return _table("matrix harness-family", head, body)
 
 
 def ranking_table(board: list[Entry]) -> str:

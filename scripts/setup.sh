@@ -45,6 +45,9 @@ if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
   # caps containers' disk use. Without an engine the docker tests skip (and fail under CI=true).
   bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
 fi
+if [[ ",${extras}," == *",dev,"* ]]; then
+  bash scripts/debian13.sh  # Terminus-2's and OpenHands' Debian 13 root and installs, which the harness tests run
+fi
 if [[ ",${extras}," == *",vllm,"* || ( "${CI:-}" == true && ",${extras}," == *",local,"* ) ]]; then
   bash scripts/vllm.sh setup  # the tests of --policy vllm start its server (tests/conftest.py: vllm_server)
 fi

@@ -22,7 +22,8 @@ from polar.errors import TaskFormatError
 from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
-from polar.harnesses import EXTERNAL, declarations
+from polar.harnesses import declarations
+from polar.harnesses.matrix import proofs
 from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance, patch_files
 from polar.trace import load_schema
 
@@ -212,8 +213,9 @@ def test_the_agent_works_in_the_instance_image_on_docker(docker):
 
 # --- external harnesses ----------------------------------------------------------------------------------------
 
-HARNESS_SANDBOXES = [(name, sandbox) for sandbox in ("local", "docker") for name in EXTERNAL]
-"""In docker too: the instance's image has no Node.js, so the host's is mounted for the npm-installed CLIs."""
+HARNESS_SANDBOXES = proofs("SWE-v0")
+"""Every harness with a shell tool, in docker: the instance's image has no Node.js, so the host's is mounted for the
+npm-installed CLIs (the local sandbox runs every harness on Code-v0)."""
 
 
 @pytest.fixture(scope="module", params=HARNESS_SANDBOXES, ids=["-".join(p) for p in HARNESS_SANDBOXES])

@@ -104,36 +104,43 @@ def build_base_image(tag: str = BASE_IMAGE, suite: str = "bookworm") -> str:
 
 
 def _build(tag: str, suite: str, packages: tuple[str, ...]) -> None:
+    root = Path(tempfile.mkdtemp(prefix="polar-rootfs-", dir="/var/tmp"))
+    try:
+        bootstrap(root, suite, packages, f"the image {tag}")
+        _import(["tar", "-C", str(root), "-c", "."], tag)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def bootstrap(root: Path, suite: str, packages: tuple[str, ...], what: str) -> None:
+    """Fill the empty folder `root` with a minimal Debian `suite` plus `packages` from this machine's mirror (what
+    polar's images and the harnesses' Debian 13 root are made of), trusting `LOCAL_CAS`; `what` names the result in
+    errors."""
     debootstrap = shutil.which("debootstrap") or shutil.which("debootstrap", path="/usr/sbin:/sbin")
     if debootstrap is None:
-        raise SandboxError("building the docker sandbox's base image needs debootstrap: run `apt-get install "
-                           "debootstrap` (or `bash scripts/docker.sh`), or pass an image in SandboxSpec")
+        raise SandboxError(f"building {what} needs debootstrap: run `apt-get install debootstrap` (or "
+                           "`bash scripts/docker.sh`), or pass an image in SandboxSpec")
     if os.geteuid() != 0:
-        raise SandboxError(f"building the base image {tag} with debootstrap needs root; run "
+        raise SandboxError(f"building {what} with debootstrap needs root; run "
                            f"`sudo python -c 'from polar.envs.sandbox.images import build_base_image as b; b()'` once")
     mirror = debian_mirror()
     if mirror is None:
         raise SandboxError(f"no Debian mirror with a `main` component found in {APT_SOURCES}/sources.list(.d); "
                            "configure apt with one, or pass an image in SandboxSpec")
-    root = Path(tempfile.mkdtemp(prefix="polar-rootfs-", dir="/var/tmp"))
-    try:
-        step = subprocess.run(
-            [debootstrap, "--variant=minbase", f"--include={','.join(packages)}", suite, str(root), mirror],
-            capture_output=True, text=True,
-        )
-        if step.returncode != 0:
-            raise SandboxError(f"debootstrap {suite} from {mirror} failed:\n{(step.stdout + step.stderr)[-3000:]}")
-        for deb in (root / "var/cache/apt/archives").glob("*.deb"):
-            deb.unlink()
-        for marker in (root / "usr/lib").glob("python3*/EXTERNALLY-MANAGED"):
-            marker.unlink()
-        root.chmod(0o755)  # mkdtemp made it 0700: the image's / would shut out every user but root
-        if cas := sorted(LOCAL_CAS.glob("*.crt")):
-            for ca in cas:
-                shutil.copy(ca, root / "usr/local/share/ca-certificates" / ca.name)
-            trusted = subprocess.run(["chroot", str(root), "update-ca-certificates"], capture_output=True, text=True)
-            if trusted.returncode != 0:
-                raise SandboxError(f"trusting {LOCAL_CAS} in {tag} failed: {trusted.stderr.strip()[-2000:]}")
-        _import(["tar", "-C", str(root), "-c", "."], tag)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    step = subprocess.run(
+        [debootstrap, "--variant=minbase", f"--include={','.join(packages)}", suite, str(root), mirror],
+        capture_output=True, text=True,
+    )
+    if step.returncode != 0:
+        raise SandboxError(f"debootstrap {suite} from {mirror} failed:\n{(step.stdout + step.stderr)[-3000:]}")
+    for deb in (root / "var/cache/apt/archives").glob("*.deb"):
+        deb.unlink()
+    for marker in (root / "usr/lib").glob("python3*/EXTERNALLY-MANAGED"):
+        marker.unlink()
+    root.chmod(0o755)  # mkdtemp made it 0700: the image's / would shut out every user but root
+    if cas := sorted(LOCAL_CAS.glob("*.crt")):
+        for ca in cas:
+            shutil.copy(ca, root / "usr/local/share/ca-certificates" / ca.name)
+        trusted = subprocess.run(["chroot", str(root), "update-ca-certificates"], capture_output=True, text=True)
+        if trusted.returncode != 0:
+            raise SandboxError(f"trusting {LOCAL_CAS} in {what} failed: {trusted.stderr.strip()[-2000:]}")
