@@ -1,10 +1,15 @@
-"""`polar eval --ray`: the episodes of an eval on a Ray cluster, one node worker (a Ray actor) per node.
+"""Episodes on a Ray cluster, one node worker (a Ray actor) per node: `polar eval --ray`, and remote envs for trainers.
 
 A `NodeWorker` owns its node's envs (each with its sandbox pool and harness install) and plays many episodes at once
 with the same asyncio code as a local run (`play_episode`); the driver hands out (task, sample) pairs and records each
 trace as it comes back, through the same `EvalRun` as a local run, so the outputs, the summary and the resume after a
 kill are the local ones. A node that lacks what the work needs refuses at start, naming itself, what is missing and the
 fix. A node that dies mid-run loses only its episodes in flight, which go back to the queue for the other nodes.
+
+For trainers the same worker hosts envs instead: a `RemoteEnv` is a Gymnasium handle (`reset`, `step`, `areset`,
+`astep`, the same observations, actions and info as the env itself) to an env living on a node worker, and a
+`RemoteEnvPool` spreads such envs over every node, so the policy (the trainer's model) runs on the driver's side while
+sandboxes and harnesses run on the nodes. One module for both: they are one actor, placed one way.
 
 It lives in `evaluation/` beside `evaluate.py` because it is the eval's other way to run episodes: the driver side
 reuses `EvalRun`, and the worker is `play_episode` behind an actor.
@@ -13,9 +18,11 @@ reuses `EvalRun`, and the worker is `play_episode` behind an actor.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import shutil
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -24,27 +31,40 @@ from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from polar import __version__
+from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import PolarError
 from polar.evaluation.evaluate import EvalRun, episode_seed
 from polar.evaluation.runner import play_episode
 from polar.protocols import Policy
 from polar.trace import Trace
+from polar.types import ModelReply, ModelRequest
 
 START_CLUSTER = ("start one with `ray start --head` (and `ray start --address HEAD:6379` on each other node), "
                  "then pass its address: --ray HEAD:6379")
 
 
 class NodeWorker:
-    """The episodes of one node: up to `jobs` envs made with the driver's `make_env`, each reused episode after
-    episode, answered by the driver's policy (which runs here, beside the sandbox)."""
+    """The episodes of one node. For an eval: up to `jobs` envs made with the driver's `make_env`, each reused
+    episode after episode, answered by the driver's policy (which runs here, beside the sandbox). For a trainer
+    (no `make_env`): envs hosted by key (`open`, `reset`, `step`, `close_env`), answered by the driver."""
 
-    def __init__(self, make_env: Callable[[], gym.Env], policy: Policy) -> None:
+    def __init__(self, make_env: Callable[[], gym.Env] | None = None, policy: Policy | None = None) -> None:
         from polar.envs.registration import register_envs
 
         register_envs()
         self.make_env, self.policy = make_env, policy
         self.node = ray.get_runtime_context().get_node_id()
         self.idle: list[gym.Env] = []
+        self.playing: set[asyncio.Task] = set()
+        self.hosted: dict[int, Any] = {}
+        self.keys = itertools.count()
+        self.making = asyncio.Lock()
+
+    async def _make(self, make_env: Callable[[], gym.Env]) -> gym.Env:
+        """A new env, one at a time: making one parses its suite's files, and CPython 3.11's `ast.parse` is not safe
+        in two threads at once ("AST constructor recursion depth mismatch")."""
+        async with self.making:
+            return await asyncio.to_thread(make_env)
 
     async def problems(self, driver_version: str) -> list[str]:
         """What this node lacks for the work, each with its fix; empty when it can take episodes. Making the first
@@ -53,8 +73,10 @@ class NodeWorker:
         if __version__ != driver_version:
             found.append(f"polar-gym {__version__}, not the driver's {driver_version}: install the driver's version "
                          "here (pip install polar-gym=={driver_version}, or the same checkout)")
+        if self.make_env is None:  # a trainer's host: each env it opens checks its own backend
+            return found
         try:
-            env = await asyncio.to_thread(self.make_env)
+            env = await self._make(self.make_env)
         except PolarError as e:
             return [*found, str(e)]
         self.idle.append(env)
@@ -70,19 +92,52 @@ class NodeWorker:
 
     async def play(self, task_id: str, seed: int) -> str:
         """One episode on an idle env (a new one when every env is busy); its trace as JSON, with this node's id."""
-        env = self.idle.pop() if self.idle else await asyncio.to_thread(self.make_env)
+        assert self.make_env is not None and self.policy is not None, "a trainer's host plays no eval episodes"
+        env = self.idle.pop() if self.idle else await self._make(self.make_env)
+        me = asyncio.current_task()
+        assert me is not None
+        self.playing.add(me)
         try:
             trace = await play_episode(env, self.policy, seed=seed, task_id=task_id)
         except BaseException:
             await asyncio.to_thread(env.close)
             raise
+        finally:
+            self.playing.discard(me)
         self.idle.append(env)
         return trace.model_copy(update={"node": self.node}).to_json()
 
+    async def open(self, make_env: Callable[[], gym.Env]) -> tuple[int, int | None]:
+        """Make an env here for the driver to step: its key for `reset`, `step` and `close_env`, and its
+        `max_tokens`."""
+        env = (await self._make(make_env)).unwrapped
+        key = next(self.keys)
+        self.hosted[key] = env
+        return key, env.max_tokens
+
+    async def reset(self, key: int, seed: int | None, options: dict[str, Any] | None) -> tuple[ModelRequest, dict]:
+        return await self.hosted[key].areset(seed=seed, options=options)
+
+    async def step(self, key: int, action: Any, max_tokens: int | None) -> tuple:
+        env = self.hosted[key]
+        env.max_tokens = max_tokens
+        return await env.astep(action)
+
+    async def close_env(self, key: int) -> None:
+        if (env := self.hosted.pop(key, None)) is not None:
+            await asyncio.to_thread(env.close)
+
     async def close(self) -> None:
-        """Stop every env (and so every sandbox) this worker holds."""
+        """Stop every env (and so every sandbox) this worker holds: the idle ones, the ones mid-episode (their
+        episodes cancelled first; a driver that stops, Ctrl-C included, leaves nothing behind) and the hosted ones."""
+        playing = list(self.playing)
+        for task in playing:
+            task.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
         while self.idle:
             await asyncio.to_thread(self.idle.pop().close)
+        while self.hosted:
+            await self.close_env(next(iter(self.hosted)))
 
 
 def connect(address: str | None) -> None:
@@ -100,23 +155,38 @@ def connect(address: str | None) -> None:
         raise PolarError(f"no Ray cluster at {address or 'auto'} ({str(e).splitlines()[0]}): {START_CLUSTER}") from None
 
 
-def start_workers(make_env: Callable[[], gym.Env], policy: Policy, jobs: int) -> list[Any]:
-    """One `NodeWorker` on every live node with a CPU to give (a head started with `--num-cpus 0` runs none), pinned
-    there by node affinity; each is checked before any episode starts, and any refusal stops the run."""
+def worker_nodes() -> list[dict]:
+    """The live nodes with a CPU to give a node worker (a head started with `--num-cpus 0` runs none)."""
     nodes = [n for n in ray.nodes() if n["Alive"] and n["Resources"].get("CPU", 0) >= 1]
     if not nodes:
         raise PolarError("the Ray cluster has no live node with a CPU for a node worker: start one with "
                          "`ray start --address HEAD:6379 --num-cpus 2`")
-    actor = ray.remote(NodeWorker)
-    workers = [actor.options(num_cpus=1, max_concurrency=jobs + 2, max_restarts=0,
-                             scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False))
-               .remote(make_env, policy) for n in nodes]
+    return nodes
+
+
+def place(node: dict, concurrency: int, **options: Any) -> Any:
+    """The options of a node worker pinned to `node` by node affinity (the one placement of both uses)."""
+    return ray.remote(NodeWorker).options(
+        num_cpus=1, max_concurrency=concurrency, max_restarts=0,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False), **options)
+
+
+def check_workers(nodes: list[dict], workers: list[Any]) -> None:
+    """Each worker's `problems`, asked before any episode starts; any refusal stops the workers and the run."""
     refusals = []
     for node, found in zip(nodes, ray.get([w.problems.remote(__version__) for w in workers]), strict=True):
         refusals += [f"node {node['NodeManagerAddress']} ({node['NodeID']}): {problem}" for problem in found]
     if refusals:
         stop_workers(workers)
         raise PolarError("a node cannot run these episodes:\n  " + "\n  ".join(refusals))
+
+
+def start_workers(make_env: Callable[[], gym.Env], policy: Policy, jobs: int) -> list[Any]:
+    """One `NodeWorker` on every live node with a CPU to give, pinned there by node affinity; each is checked
+    before any episode starts, and any refusal stops the run."""
+    nodes = worker_nodes()
+    workers = [place(n, jobs + 2).remote(make_env, policy) for n in nodes]
+    check_workers(nodes, workers)
     return workers
 
 
@@ -174,3 +244,102 @@ async def run_eval_on_ray(run: EvalRun, workers: list[Any], jobs: int,
     finally:
         for task in (finished, *feeders):
             task.cancel()
+
+
+class RemoteEnv(gym.Env[ModelRequest, ModelReply]):
+    """A Gymnasium handle to an env living on a node worker: `reset`, `step`, `areset`, `astep` and `close` are the
+    env's own, run there, so the observations, actions and info are the env's (the last step's `info["trace"]`
+    included). `max_tokens`, which trainers lower mid-episode to truncate, goes with the next step. `node` is the
+    Ray node the env lives on."""
+
+    def __init__(self, worker: Any, key: int, node: str, max_tokens: int | None = None,
+                 on_close: Callable[[], None] | None = None) -> None:
+        self.worker, self.key, self.node, self.on_close = worker, key, node, on_close
+        self.max_tokens = max_tokens
+        self.observation_space = ModelRequestSpace()
+        self.action_space = ModelReplySpace()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return ray.get(self.worker.reset.remote(self.key, seed, options))
+
+    def step(self, action: Any):
+        return ray.get(self.worker.step.remote(self.key, action, self.max_tokens))
+
+    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        return await self.worker.reset.remote(self.key, seed, options)
+
+    async def astep(self, action: Any):
+        return await self.worker.step.remote(self.key, action, self.max_tokens)
+
+    def close(self) -> None:
+        try:
+            ray.get(self.worker.close_env.remote(self.key))
+        except RayActorError:  # its node is gone, and its sandbox with it
+            pass
+        finally:
+            if self.on_close is not None:
+                self.on_close()
+                self.on_close = None
+
+
+HOST = "polar-envs-{node}"
+"""The name of a node's env host: every trainer process on a cluster (each of verl's agent-loop workers) shares it."""
+
+
+class RemoteEnvPool:
+    """Envs on every worker node of a Ray cluster, each opened on the node with the fewest this pool holds open;
+    `play` runs many episodes on them with a policy on this side. One pool a process (`shared`) so that a trainer's
+    loops share the node workers."""
+
+    _shared: dict[str, RemoteEnvPool] = {}
+
+    def __init__(self, address: str | None = None) -> None:
+        """`address`: the cluster to join (HEAD:6379; None or `auto`: the one this process is already in, else
+        the one `ray start` left on this machine)."""
+        if not ray.is_initialized():
+            connect(address)
+        self.nodes = worker_nodes()
+        self.workers = [place(n, 10_000, name=HOST.format(node=n["NodeID"]), get_if_exists=True).remote()
+                        for n in self.nodes]
+        check_workers(self.nodes, self.workers)
+        self.open = [0] * len(self.workers)
+        self.lock = threading.Lock()
+
+    @classmethod
+    def shared(cls, address: str | bool | None = None) -> RemoteEnvPool:
+        """This process's pool (made on first use); `address` True means the cluster this process is in."""
+        key = "auto" if address is True or not address else str(address)
+        if key not in cls._shared:
+            cls._shared[key] = cls(None if key == "auto" else key)
+        return cls._shared[key]
+
+    def make(self, make_env: Callable[[], gym.Env]) -> RemoteEnv:
+        """A new env, `make_env()` run on the least-loaded node (`make_env` travels: a `functools.partial`)."""
+        with self.lock:  # `play` makes envs from many threads at once
+            i = min(range(len(self.workers)), key=self.open.__getitem__)
+            self.open[i] += 1
+
+        def closed() -> None:
+            with self.lock:
+                self.open[i] -= 1
+
+        try:
+            key, max_tokens = ray.get(self.workers[i].open.remote(make_env))
+        except BaseException:
+            closed()
+            raise
+        return RemoteEnv(self.workers[i], key, self.nodes[i]["NodeID"], max_tokens, closed)
+
+    async def play(self, make_env: Callable[[], gym.Env], policy: Policy,
+                   episodes: Iterable[tuple[str | None, int]]) -> list[Trace]:
+        """Each (task id, seed) episode on its own remote env, all at once, `policy` answering here; the traces in
+        order, each with the node it ran on."""
+        async def one(task_id: str | None, seed: int) -> Trace:
+            env = await asyncio.to_thread(self.make, make_env)
+            try:
+                trace = await play_episode(env, policy, seed=seed, task_id=task_id)
+            finally:
+                await asyncio.to_thread(env.close)
+            return trace.model_copy(update={"node": env.node})
+
+        return list(await asyncio.gather(*(one(task_id, seed) for task_id, seed in episodes)))

@@ -122,9 +122,22 @@ def make_env(spec: EpisodeSpec) -> Any:
     return env.unwrapped
 
 
+def remote_envs(address: str | bool) -> Callable[[EpisodeSpec], Any]:
+    """A `make` for `run_episode` that opens each episode's env on a Ray node worker (`RemoteEnvPool`, one per
+    process), so sandboxes and harnesses run on the cluster's nodes and only the sampling stays here. `address`:
+    True for the cluster this process is in (verl's workers are Ray actors), else HEAD:6379."""
+    import functools
+
+    from polar.evaluation.ray_worker import RemoteEnvPool
+
+    pool = RemoteEnvPool.shared(address)
+    return lambda spec: pool.make(functools.partial(make_env, spec))
+
+
 async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, model: str, budget: Budget,
-                      policy: str) -> Rollout:
-    """Run the episode `spec` names with `generate` as the policy; the env is made and closed here.
+                      policy: str, make: Callable[[EpisodeSpec], Any] = make_env) -> Rollout:
+    """Run the episode `spec` names with `generate` as the policy; the env is made (by `make`: in this process,
+    or a `RemoteEnv` on a Ray node) and closed here.
 
     `model` names the model recorded in the replies; `tokenizer`'s chat template renders the prompts (one
     `PromptBuilder` per episode); `policy` is recorded in the trace.
@@ -132,7 +145,7 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
     loop = asyncio.get_running_loop()
     stops = stop_ids(tokenizer)
     builder = PromptBuilder(tokenizer, capacity=64)
-    env = await loop.run_in_executor(None, make_env, spec)
+    env = await loop.run_in_executor(None, make, spec)
     started, generate_s = time.monotonic(), 0.0
     try:
         seed = spec.seed * 2**20 + secrets.randbelow(2**20)

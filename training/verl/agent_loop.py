@@ -14,7 +14,9 @@ member of its group however many chains it has. verl's legacy trainer (`trainer.
 per rollout, so this loop refuses it rather than drop chains.
 
 Register it with `actor_rollout_ref.rollout.agent.agent_loop_config_path=training/configs/agent_loop.yaml`
-(the `polar train verl` command adds it); that YAML may also set the defaults below.
+(the `polar train verl` command adds it); that YAML may also set the defaults below. `ray_envs: true` there runs
+every episode's env on a node worker of the Ray cluster verl runs on (`polar.evaluation.ray_worker`): verl's
+servers generate, the CPU nodes run the sandboxes and harnesses.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
 from polar.errors import PolarError
-from polar.training.rollout import Budget, Generation, Rollout, run_episode
+from polar.training.rollout import Budget, Generation, Rollout, make_env, remote_envs, run_episode
 from polar.training.verl.data import AGENT_NAME, EpisodeSpec, check_spec
 
 
@@ -34,7 +36,7 @@ from polar.training.verl.data import AGENT_NAME, EpisodeSpec, check_spec
 class PolarAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, harness: str | None = None, sandbox: str | None = None,
                  max_turns: int | None = None, time_limit_s: float | None = None, model_name: str | None = None,
-                 **kwargs: Any):
+                 ray_envs: bool | str | None = None, **kwargs: Any):
         """
         Args (from the agent-loop YAML; None keeps the row's value):
             harness: run every row with this harness instead of the row's.
@@ -43,6 +45,8 @@ class PolarAgentLoop(AgentLoopBase):
             time_limit_s: wall-clock budget of one episode.
             model_name: the model name recorded in the traces (prompts are rendered with the tokenizer's chat
                 template); default the last part of `actor_rollout_ref.model.path`.
+            ray_envs: run the episodes' envs on the node workers of a Ray cluster instead of in this process (true:
+                the cluster verl runs on; or an address, HEAD:6379); the model calls stay with verl's servers.
         """
         super().__init__(*args, **kwargs)
         if not self.config.trainer.get("use_v1", True):
@@ -53,6 +57,7 @@ class PolarAgentLoop(AgentLoopBase):
         path = str(self.config.actor_rollout_ref.model.path)
         self.model_name = model_name or os.path.basename(os.path.normpath(path))
         self.budget = Budget(self.rollout_config.prompt_length, self.rollout_config.response_length)
+        self.make = remote_envs(ray_envs) if ray_envs else make_env
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         where = f"row {kwargs.get('index', '?')} (data_source={kwargs.get('data_source')!r})"
@@ -78,7 +83,7 @@ class PolarAgentLoop(AgentLoopBase):
             return Generation(list(output.token_ids), list(output.log_probs or []))
 
         rollout = await run_episode(spec, generate, self.tokenizer, model=self.model_name, budget=self.budget,
-                                    policy="verl")
+                                    policy="verl", make=self.make)
         return to_outputs(rollout, steps=steps, preempted=preempted)
 
 
