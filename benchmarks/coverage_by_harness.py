@@ -16,7 +16,7 @@ Per harness, template and policy: episodes, calls per episode, merge coverage (t
 episode's first, that joined the chain of the call before them), chains per episode, single-chain episodes and
 the chain breaks by category, with the harness's declared compaction and sub-agent switches
 (`harnesses/declaration.py`). `python benchmarks/coverage_by_harness.py --readme` prints the Markdown table the
-main README holds (tests/test_coverage_table.py checks the README against the results file).
+main README holds (tests/training/test_coverage_table.py checks the README against the results file).
 
     python benchmarks/coverage_by_harness.py [--quick] [--tasks N] [--looks N] [--harnesses A,B] [--vllm URL] [--readme]
 

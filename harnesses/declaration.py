@@ -1,8 +1,8 @@
 """What is known about a harness, declared once on its adapter and read by everyone else.
 
 The oracle policy finds a request's shell, finish and env tools from these declarations, the tests check each
-adapter against them, and harnesses/README.md's table is checked against them (tests/test_cli_harnesses.py), so
-no list of harness tool names lives anywhere else.
+adapter against them, and harnesses/README.md's table is checked against them
+(tests/harnesses/test_cli_harnesses.py), so no list of harness tool names lives anywhere else.
 """
 
 from __future__ import annotations

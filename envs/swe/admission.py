@@ -6,7 +6,7 @@ An instance is admitted when
 - patches that sabotage the tests instead of fixing the code do not: one deletes the files the test patch
   touches, one adds a `conftest.py` that skips every test, one rewrites the failing tests to pass. They are
   graded as an agent's patch is (`grade_patch`: the filter, the clean environment, the verdict record), so the
-  whole grading path must hold; the red-team battery (tests/test_redteam_swe.py) goes further.
+  whole grading path must hold; the red-team battery (tests/envs/swe/test_redteam_swe.py) goes further.
 Any failure names the instance and the reason. `polar tasks admit SUITE --sandbox S` runs it, several instances at
 once (`polar.evaluation.admission`).
 """

@@ -3,11 +3,12 @@ file, and that file covers every harness under both templates (the benchmark its
 
 import importlib
 import json
-from pathlib import Path
+
+from support import REPO
 
 from polar.harnesses import EXTERNAL
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def test_readme_coverage_table_matches_the_results_file(monkeypatch) -> None:

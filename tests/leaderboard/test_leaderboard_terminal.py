@@ -15,7 +15,7 @@ from support.leaderboard_runs import edit_traces, leaderboard, rehash, rejected
 
 TASKS = ("csv-group-totals", "git-revert-commit")
 NO_CHANGES = {"changes": [], "deleted": [], "ended": []}
-"""A no-op episode's artefact (tests/test_terminal.py checks that it is exactly this)."""
+"""A no-op episode's artefact (tests/envs/terminal/test_terminal.py checks that it is exactly this)."""
 
 
 def polar_eval(out: Path, sandbox: str) -> Path:

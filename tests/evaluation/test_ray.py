@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_binary, require_modules
+from support import REPO
 
 require_modules("ray")
 
@@ -274,7 +275,7 @@ def test_remote_envs_step_like_the_env_in_process_and_spread_over_the_nodes(clus
 VERL_REMOTE = """
 import asyncio, json, sys
 sys.path.insert(0, {tests!r})
-from test_training_verl import SmolServer, compose_config, generate_chains
+from support.verl_loop import SmolServer, compose_config, generate_chains
 from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 from verl.protocol import DataProto
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
@@ -311,7 +312,7 @@ def test_verl_agent_loop_runs_its_episodes_on_remote_envs(cluster, tmp_path):
     write_rows(rows, tmp_path / "train.parquet")
     yaml = tmp_path / "agent_loop.yaml"
     yaml.write_text(re.sub(r"ray_envs: null.*", f"ray_envs: {HEAD!r}", AGENT_LOOP_YAML.read_text()))
-    script = VERL_REMOTE.format(tests=str(Path(__file__).parent), rows=str(tmp_path / "train.parquet"),
+    script = VERL_REMOTE.format(tests=str(REPO / "tests"), rows=str(tmp_path / "train.parquet"),
                                 yaml=str(yaml))
     done = subprocess.run(cluster.enter([sys.executable, "-c", script]), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

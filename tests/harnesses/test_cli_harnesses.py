@@ -3,12 +3,12 @@ of harnesses/matrix.py); what each adapter declares (its API, tools, install) is
 says; and the matrix shown in both READMEs and on the leaderboard site is the generated one."""
 
 import json
-from pathlib import Path
 
 import gymnasium as gym
 import jsonschema
 import pytest
 from conftest import require_modules
+from support import REPO
 
 from polar.envs.registration import register_envs
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
@@ -19,12 +19,12 @@ from polar.harnesses.matrix import markdown, proofs, rows
 from polar.trace import load_schema
 
 register_envs()
-README = Path(__file__).parents[1] / "harnesses" / "README.md"
+README = REPO / "harnesses" / "README.md"
 
 
 CODE = proofs("Code-v0")
 """The matrix's Code-v0 cells (harnesses/matrix.py, which says why some run in docker too; the others run in docker
-in tests/test_swe.py)."""
+in tests/envs/swe/test_swe.py)."""
 
 
 @pytest.fixture(scope="module", params=CODE, ids=["-".join(p) for p in CODE])

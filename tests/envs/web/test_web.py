@@ -15,7 +15,9 @@ from polar.envs.registration import register_envs
 from polar.errors import HarnessError
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.harnesses import declarations
 from polar.harnesses.external import mcp_harnesses
+from polar.harnesses.matrix import proofs
 from polar.tasks.web import load_suite
 from polar.trace import load_schema
 from polar.types import ModelReply, ToolCall
@@ -23,11 +25,6 @@ from polar.types import ModelReply, ToolCall
 register_envs()
 TASK_IDS = [task.id for task in load_suite("web-mini")]
 BROWSER_TOOLS = ("snapshot", "goto", "click", "type", "select", "back", "screenshot")
-MCP_NAMING = {"claude-code": "mcp__polar__{}", "codex": "mcp__polar__{}", "qwen-code": "mcp__polar__{}",
-              "gemini-cli": "mcp_polar_{}", "opencode": "polar_{}"}
-"""How each CLI names the browser tools it gets over MCP (the server is registered as `polar`)."""
-
-
 @pytest.fixture(scope="module")
 def env(chromium, bwrap):
     env = gym.make("polar/Web-v0", max_turns=40, time_limit_s=300)
@@ -80,14 +77,16 @@ def test_a_harness_without_mcp_is_refused_with_the_reason(chromium, bwrap, node)
         env.close()
 
 
-@pytest.mark.parametrize("harness", [name for name in mcp_harnesses() if name != "builtin"])
-def test_a_cli_harness_reaches_the_browser_over_mcp(harness, chromium, bwrap, node):
-    env = gym.make("polar/Web-v0", harness=harness, max_turns=40, time_limit_s=300)
+@pytest.mark.parametrize("harness, sandbox", proofs("Web-v0"), ids=["-".join(p) for p in proofs("Web-v0")])
+def test_a_cli_harness_reaches_the_browser_over_mcp(harness, sandbox, chromium, bwrap, node):
+    """The oracle through the CLI's own MCP client scores 1, "done" 0; the browser tools are offered under the
+    names the adapter declares (the MCP server is registered as `polar`)."""
+    env = gym.make("polar/Web-v0", harness=harness, sandbox=sandbox, max_turns=40, time_limit_s=300)
     try:
         trace = run_episode(env, OraclePolicy(), seed=0, task_id=TASK_IDS[0])
         assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log
         offered = trace.turns[0].request.tool_names()
-        assert all(MCP_NAMING[harness].format(tool) in offered for tool in BROWSER_TOOLS), offered
+        assert all(declarations()[harness].env_tool(tool) in offered for tool in BROWSER_TOOLS), offered
         done = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id=TASK_IDS[0])
         assert (done.status, done.reward) == ("completed", 0.0), done.error
     finally:
