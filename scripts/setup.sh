@@ -45,10 +45,23 @@ if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
   # caps containers' disk use. Without an engine the docker tests skip (and fail under CI=true).
   bash scripts/docker.sh || echo "setup: no Docker engine could be started (see above)" >&2
 fi
+debian13=""
 if [[ ",${extras}," == *",dev,"* ]]; then
-  bash scripts/debian13.sh  # Terminus-2's and OpenHands' Debian 13 root and installs, which the harness tests run
+  # Terminus-2's and OpenHands' Debian 13 root and installs, which the harness tests run: in the background, beside
+  # vLLM's install (both mostly wait on downloads)
+  debian13_log="$(mktemp -t polar-debian13.XXXXXX.log)"
+  bash scripts/debian13.sh >"$debian13_log" 2>&1 &
+  debian13=$!
 fi
 if [[ ",${extras}," == *",vllm,"* || ( "${CI:-}" == true && ",${extras}," == *",local,"* ) ]]; then
   bash scripts/vllm.sh setup  # the tests of --policy vllm start its server (tests/conftest.py: vllm_server)
+fi
+if [ -n "$debian13" ]; then
+  if ! wait "$debian13"; then
+    cat "$debian13_log" >&2
+    echo "setup: scripts/debian13.sh failed (its log is above); rerun it alone to see the step" >&2
+    exit 1
+  fi
+  rm -f "$debian13_log"
 fi
 echo "setup: done ($(python3 -c 'import polar; print("polar-gym", polar.__version__)'))"
