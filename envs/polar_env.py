@@ -268,7 +268,10 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
                     await run.stop()
                 await ep.sandbox.reset_processes()
                 grade = await self.family.grade(ep.task, ep.sandbox, self.backend, ep.state)
-            except (SandboxError, HarnessError, OSError) as e:
+            except SandboxError as e:  # the sandbox broke under grading: the sandbox's failure, not the verifier's
+                grade = Grade(self.family.reward.zeros(), error=f"grading failed: the sandbox broke: {e}")
+                status, error = "sandbox_error", grade.error
+            except (HarnessError, OSError) as e:
                 grade = Grade(self.family.reward.zeros(), error=f"grading failed: {e}")
         if grade.tampered is not None:
             status, error = "tampered", grade.tampered
