@@ -210,7 +210,7 @@ def _ref_in_latest_snapshot(request: ModelRequest, target: dict[str, Any]) -> st
     line = re.compile(rf'^\s*- {re.escape(target["role"])} "{re.escape(target["name"])}"(?: |:|$).*?\[ref=(\w+)\]',
                       re.MULTILINE)
     for message in reversed(request.messages):
-        text = content_text(message.get("content"))
+        text = _unwrapped(content_text(message.get("content")))
         if "[ref=" in text:
             refs = line.findall(text)
             nth = int(target.get("nth", 0))
@@ -219,6 +219,31 @@ def _ref_in_latest_snapshot(request: ModelRequest, target: dict[str, Any]) -> st
             raise ValueError(f"the latest snapshot has no {target['role']} named {target['name']!r} (#{nth}):\n"
                              f"{text[:2000]}")
     raise ValueError("no page snapshot in the request to find an element in")
+
+
+def _unwrapped(text: str) -> str:
+    """A tool result as the model reads it: the text parts of an MCP result a harness passes on as raw JSON (cline:
+    `{"content": [{"type": "text", "text": ...}]}`, its newlines and quotes escaped), else the text itself."""
+    if not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return text
+    parts: list[str] = []
+
+    def strings(value: Any) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict):
+            for item in value.values():
+                strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                strings(item)
+
+    strings(found)
+    return "\n".join(parts)
 
 
 def _write_command(path: str, text: str) -> str:

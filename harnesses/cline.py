@@ -4,13 +4,13 @@ provider file is what `cline auth -p openai-compatible -k KEY -m MODEL -b URL` w
 import json
 
 from polar.harnesses.declaration import Declaration, ShellTool
-from polar.harnesses.external import HOME, ExternalHarness
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
 
 class Cline(ExternalHarness):
     name = "cline"
     declared = Declaration(api="openai-chat", shell=(ShellTool("run_commands", argument="commands", form="list"),),
-                           edit_tools=("editor",), compaction="--compaction off",
+                           edit_tools=("editor",), env_tool_name="polar__{}", compaction="--compaction off",
                            sub_agents="not turned off: its spawn_agent and team_* tools are offered")
     package = "cline"
     version = "3.0.65"
@@ -27,6 +27,11 @@ class Cline(ExternalHarness):
                      "providers": {"openai-compatible": {"settings": settings, "updatedAt": "2026-01-01T00:00:00.000Z",
                                                            "tokenSource": "manual"}}}
         return {f"{HOME}/.cline/data/settings/providers.json": json.dumps(providers, indent=2)}
+
+    def mcp(self, base_url: str) -> McpConfig:
+        server = {"type": "streamableHttp", "url": mcp_url(base_url)}
+        return McpConfig({f"{HOME}/.cline/data/settings/cline_mcp_settings.json":
+                          json.dumps({"mcpServers": {"polar": server}}, indent=2)})
 
     def command(self, exe: str) -> str:
         return f'{exe} --json -P openai-compatible -m {self.model} --compaction off "$POLAR_INSTRUCTION"'

@@ -2,14 +2,16 @@
 (its BYOK mode: no GitHub login) with `COPILOT_OFFLINE=true`, which skips authentication, telemetry, web tools, the
 GitHub MCP server and updates."""
 
+import json
+
 from polar.harnesses.declaration import Declaration, ShellTool
-from polar.harnesses.external import ExternalHarness
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
 
 class Copilot(ExternalHarness):
     name = "copilot"
     declared = Declaration(api="openai-chat", shell=(ShellTool("bash"),), edit_tools=("edit", "create"),
-                           sub_agents="--excluded-tools task")
+                           env_tool_name="polar-{}", sub_agents="--excluded-tools task")
     package = "@github/copilot"
     version = "1.0.102"
     bin = "node_modules/.bin/copilot"
@@ -22,3 +24,7 @@ class Copilot(ExternalHarness):
     def command(self, exe: str) -> str:
         return (f'{exe} -p "$POLAR_INSTRUCTION" --allow-all --no-auto-update --disable-client-telemetry '
                 "--disable-builtin-mcps --excluded-tools task")
+
+    def mcp(self, base_url: str) -> McpConfig:
+        server = {"type": "http", "url": mcp_url(base_url), "tools": ["*"]}
+        return McpConfig({f"{HOME}/.copilot/mcp-config.json": json.dumps({"mcpServers": {"polar": server}}, indent=2)})

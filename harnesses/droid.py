@@ -6,17 +6,21 @@ fail in the sandbox, which has no network, and it goes on without them."""
 import json
 
 from polar.harnesses.declaration import Declaration, ShellTool
-from polar.harnesses.external import HOME, ExternalHarness
+from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 
 RISK = (("summary", "Run the task's shell steps"), ("riskLevelReason", "It changes files in the task's folder only."),
         ("riskLevel", "medium"))
 """Execute refuses a call without a risk level; `--auto high` runs any level."""
+MCP_SERVER = "polar-agentbrowser"
+"""Droid defers every MCP server's tools behind its ToolSearch tool (out of the request until the model searches for
+them) except those of a server whose name contains `github` or `agentbrowser`: so the env's browser is registered under
+such a name, and its tools are in the request like every other CLI's."""
 
 
 class Droid(ExternalHarness):
     name = "droid"
     declared = Declaration(api="openai-chat", shell=(ShellTool("Execute", required=RISK),),
-                           edit_tools=("Edit", "Create"),
+                           edit_tools=("Edit", "Create"), env_tool_name=f"{MCP_SERVER}___{{}}",
                            compaction="settings.json compactionThresholdCheckEnabled = false",
                            sub_agents="--remove-tools Task")
     package = "@factory/cli-linux-x64"
@@ -36,3 +40,7 @@ class Droid(ExternalHarness):
 
     def command(self, exe: str) -> str:
         return f'{exe} exec --auto high -m custom:{self.model} --remove-tools Task "$POLAR_INSTRUCTION"'
+
+    def mcp(self, base_url: str) -> McpConfig:
+        server = {"type": "http", "url": mcp_url(base_url), "oauth": False, "disabled": False}
+        return McpConfig({f"{HOME}/.factory/mcp.json": json.dumps({"mcpServers": {MCP_SERVER: server}}, indent=2)})

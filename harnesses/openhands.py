@@ -8,7 +8,7 @@ from pathlib import Path
 
 from polar.harnesses.debian13 import Debian13Harness
 from polar.harnesses.declaration import Declaration, ShellTool
-from polar.harnesses.external import STATE
+from polar.harnesses.external import STATE, McpConfig, mcp_url
 
 RUNNER = Path(__file__).with_name("openhands_run.py")
 
@@ -16,7 +16,8 @@ RUNNER = Path(__file__).with_name("openhands_run.py")
 class OpenHands(Debian13Harness):
     name = "openhands"
     declared = Declaration(api="openai-chat", shell=(ShellTool("terminal", one_line=True),),
-                           edit_tools=("file_editor",), finish_tool="finish", compaction="condenser=None",
+                           edit_tools=("file_editor",), finish_tool="finish", env_tool_name="{}",
+                           compaction="condenser=None",
                            sub_agents="none offered (no task or delegate tool)")
     package = "openhands-sdk"
     version = "1.58.2"
@@ -35,3 +36,6 @@ class OpenHands(Debian13Harness):
 
     def command(self, exe: str) -> str:
         return self.python(f"{STATE}/openhands_run.py {exe} {self.model}")
+
+    def mcp(self, base_url: str) -> McpConfig:
+        return McpConfig(args=mcp_url(base_url))
