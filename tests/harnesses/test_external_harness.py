@@ -1,7 +1,9 @@
 """The external-harness machinery (gateway session, in-sandbox bridge, launch, exit) with a tiny agent.
 
 The agent is a 30-line Python program that speaks OpenAI Chat to the gateway from inside the sandbox, the
-same way the real CLIs do; it exercises the failure modes a real CLI cannot be made to show on demand.
+same way the real CLIs do; it exercises what a real CLI cannot be made to do on demand (exit by itself, never call
+the model, give up on a slow call with its own client timeout). Every real adapter is killed mid-call and given a
+policy slower than its time limit in test_harness_failures.py.
 """
 
 import json
