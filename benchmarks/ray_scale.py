@@ -14,6 +14,10 @@ worker runs there) and worker nodes with `ray start --block --num-cpus 1`, and s
   2 GiB of memory left.
 - **oracle**: `polar eval polar/Code-v0 --policy oracle` episodes per minute with one and with two worker nodes.
   On a 2-core machine every node shares the same two cores, so this is CPU-bound: a second node adds no cores.
+- **driver**: how the driver's cost grows with nodes and episodes, by simulation (one machine cannot hold 8 nodes):
+  N node workers (1, 2, 4, 8) on the one worker node stand for N nodes, each fed no-op episodes (1,000 and
+  5,000); the hand-out-and-collect rate and the driver's CPU per episode. Every simulated node shares the
+  machine's cores with the driver, so the rate is a floor; the CPU per episode is the driver's own.
 
     python benchmarks/ray_scale.py [--quick]
 """
@@ -160,6 +164,34 @@ def dispatch(out: Path, episodes: int, jobs: int) -> dict:
             "episodes_per_s": round(episodes / elapsed, 1)}
 
 
+def driver_cost(out: Path, simulated: tuple[int, ...], episodes: tuple[int, ...], jobs: int) -> list[dict]:
+    """A simulation on one machine: N node workers on the one worker node stand for N nodes, and no-op episodes go
+    through the driver's queue to them; the hand-out-and-collect rate and the driver process's CPU (its Ray threads
+    included) per episode, for each N and episode count."""
+    from polar.evaluation.ray_worker import check_workers, place, worker_nodes
+
+    node = worker_nodes()[0]  # every simulated node worker lives on this one
+    rows = []
+    for n in simulated:
+        workers = [place(node, jobs + 2, num_cpus=0).remote(NoOpEnv, make_policy("empty")) for _ in range(n)]
+        check_workers([node] * n, workers)
+        try:
+            for count in episodes:
+                run = eval_run(out / f"{n}-{count}", tuple(f"noop{i}" for i in range(count // 10)), 10,
+                               env_id="noop")
+                cpu, start = time.process_time(), time.perf_counter()
+                asyncio.run(run_eval_on_ray(run, workers, jobs))
+                elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+                assert len(run.done) == count
+                rows.append({"simulated_nodes": n, "episodes": count, "jobs_per_node": jobs,
+                             "seconds": round(elapsed, 2), "episodes_per_s": round(count / elapsed, 1),
+                             "driver_cpu_ms_per_episode": round(cpu * 1000 / count, 3)})
+                print(rows[-1], flush=True)
+        finally:
+            stop_workers(workers)
+    return rows
+
+
 def live_episodes(pool: RemoteEnvPool, node: int, target: int, batch: int) -> dict:
     """Episodes reset on one node (`node`: its `ray start` pid) and left waiting on their first model call, until
     `target` or what runs out; the node's processes, memory and fds as they grow."""
@@ -220,6 +252,7 @@ def oracle_rate(out: Path, k: int, jobs: int) -> dict:
 def main() -> None:
     args = options(__doc__.splitlines()[0])
     rounds, steps, noops, live, k = (3, 10, 200, 20, 1) if args.quick else (20, 20, 1000, 1000, 4)
+    simulated = (1, 2) if args.quick else (1, 2, 4, 8)
     register_envs()
     root = Path(tempfile.mkdtemp(prefix="polar-rb-", dir="/tmp"))  # short: Ray's socket paths live under it
     nodes = Nodes(root)
@@ -238,6 +271,7 @@ def main() -> None:
         nodes.start("node2", "--address", HEAD)
         figures["oracle"].append(oracle_rate(root / "oracle2", k, 2))
         figures["dispatch"] = dispatch(root / "noop", noops, 32)
+        figures["driver"] = driver_cost(root / "driver", simulated, (noops, 5 * noops), 32)
     finally:
         ray.shutdown()
         nodes.stop()
@@ -252,6 +286,9 @@ def main() -> None:
              f"{live_fig.get('processes_per_episode')} processes, {live_fig.get('fds_per_episode')} fds"]]
     rows += [[f"oracle episodes, {o['nodes']} worker node(s)", o["episodes_per_min"], "episodes/min",
               f"{o['solved']}/{o['episodes']} solved (CPU-bound: 2 cores shared)"] for o in figures["oracle"]]
+    rows += [[f"driver, {d['simulated_nodes']} simulated node(s), {d['episodes']} no-op episodes",
+              d["episodes_per_s"], "episodes/s", f"driver CPU {d['driver_cpu_ms_per_episode']} ms/episode "
+              "(simulation: every node worker on one machine)"] for d in figures["driver"]]
     print(table(["measurement", "value", "unit", "note"], rows))
     path = write("ray_scale", args.out, figures)
     print(f"\nwrote {path}")

@@ -18,10 +18,13 @@ reuses `EvalRun`, and the worker is `play_episode` behind an actor.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import shutil
 import socket
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -31,12 +34,13 @@ from ray.exceptions import RayActorError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from polar import __version__
+from polar.envs.polar_env import PolicyFailure, _now
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
 from polar.errors import PolarError
 from polar.evaluation.evaluate import EvalRun, episode_seed
 from polar.evaluation.runner import play_episode
 from polar.protocols import Policy
-from polar.trace import Trace
+from polar.trace import Named, Trace, Turn
 from polar.types import ModelReply, ModelRequest
 
 START_CLUSTER = ("start one with `ray start --head` (and `ray start --address HEAD:6379` on each other node), "
@@ -107,13 +111,16 @@ class NodeWorker:
         self.idle.append(env)
         return trace.model_copy(update={"node": self.node}).to_json()
 
-    async def open(self, make_env: Callable[[], gym.Env]) -> tuple[int, int | None]:
-        """Make an env here for the driver to step: its key for `reset`, `step` and `close_env`, and its
-        `max_tokens`."""
+    async def open(self, make_env: Callable[[], gym.Env]) -> tuple[int, int | None, dict[str, Any]]:
+        """Make an env here for the driver to step: its key for `reset`, `step` and `close_env`, its `max_tokens`,
+        and the trace fields the driver needs to end an episode itself if this node is lost mid-episode."""
         env = (await self._make(make_env)).unwrapped
         key = next(self.keys)
         self.hosted[key] = env
-        return key, env.max_tokens
+        about = {"env_id": env.family.env_id, "env_version": env.family.version, "suite": str(env.suite),
+                 "harness": Named(name=env.harness.name, version=env.harness.version), "sandbox": env.sandbox_name,
+                 "reward_components": env.family.reward.zeros()}
+        return key, env.max_tokens, about
 
     async def reset(self, key: int, seed: int | None, options: dict[str, Any] | None) -> tuple[ModelRequest, dict]:
         return await self.hosted[key].areset(seed=seed, options=options)
@@ -165,10 +172,11 @@ def worker_nodes() -> list[dict]:
 
 
 def place(node: dict, concurrency: int, **options: Any) -> Any:
-    """The options of a node worker pinned to `node` by node affinity (the one placement of both uses)."""
-    return ray.remote(NodeWorker).options(
-        num_cpus=1, max_concurrency=concurrency, max_restarts=0,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False), **options)
+    """The options of a node worker pinned to `node` by node affinity (the one placement of both uses); `options`
+    add to Ray's or override them (a benchmark's simulated nodes take no CPU: `num_cpus=0`)."""
+    return ray.remote(NodeWorker).options(**{
+        "num_cpus": 1, "max_concurrency": concurrency, "max_restarts": 0,
+        "scheduling_strategy": NodeAffinitySchedulingStrategy(node["NodeID"], soft=False), **options})
 
 
 def check_workers(nodes: list[dict], workers: list[Any]) -> None:
@@ -249,31 +257,118 @@ async def run_eval_on_ray(run: EvalRun, workers: list[Any], jobs: int,
 class RemoteEnv(gym.Env[ModelRequest, ModelReply]):
     """A Gymnasium handle to an env living on a node worker: `reset`, `step`, `areset`, `astep` and `close` are the
     env's own, run there, so the observations, actions and info are the env's (the last step's `info["trace"]`
-    included). `max_tokens`, which trainers lower mid-episode to truncate, goes with the next step. `node` is the
-    Ray node the env lives on."""
+    included, with `node`: the Ray node the env lives on). `max_tokens`, which trainers lower mid-episode to
+    truncate, goes with the next step.
 
-    def __init__(self, worker: Any, key: int, node: str, max_tokens: int | None = None,
-                 on_close: Callable[[], None] | None = None) -> None:
-        self.worker, self.key, self.node, self.on_close = worker, key, node, on_close
+    A node lost mid-episode (its worker gone) does not raise out of the trainer's loop: the episode ends as a
+    sandbox that broke does, with status `sandbox_error` naming the node, at once if it was lost in a step, at the
+    next step if in `reset` (which returns an empty request, as an episode that could not start does). The driver
+    keeps the episode's turns for that trace, so its sampled tokens still reach the trainer."""
+
+    def __init__(self, worker: Any, key: int, node: str, about: dict[str, Any], max_tokens: int | None = None,
+                 on_close: Callable[[], None] | None = None, on_lost: Callable[[], None] | None = None) -> None:
+        self.worker, self.key, self.node, self.about = worker, key, node, about
+        self.on_close, self.on_lost = on_close, on_lost
         self.max_tokens = max_tokens
         self.observation_space = ModelRequestSpace()
         self.action_space = ModelReplySpace()
+        self.lost: str | None = None
+        self.episode: dict[str, Any] = {}
+        self.turns: list[Turn] = []
+        self.pending: ModelRequest | None = None
+        self.observed_at = 0.0
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        return ray.get(self.worker.reset.remote(self.key, seed, options))
+        options = self._begin(seed, options)
+        try:
+            done = ray.get(self.worker.reset.remote(self.key, seed, options))
+        except RayActorError as e:
+            self._lose(e)
+            done = None
+        return self._reset(done, options)
 
     def step(self, action: Any):
-        return ray.get(self.worker.step.remote(self.key, action, self.max_tokens))
+        started = time.monotonic()
+        try:
+            done = None if self.lost else ray.get(self.worker.step.remote(self.key, action, self.max_tokens))
+        except RayActorError as e:
+            self._lose(e)
+            done = None
+        return self._stepped(action, started, done)
 
     async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        return await self.worker.reset.remote(self.key, seed, options)
+        options = self._begin(seed, options)
+        try:
+            done = await self.worker.reset.remote(self.key, seed, options)
+        except RayActorError as e:
+            self._lose(e)
+            done = None
+        return self._reset(done, options)
 
     async def astep(self, action: Any):
-        return await self.worker.step.remote(self.key, action, self.max_tokens)
+        started = time.monotonic()
+        try:
+            done = None if self.lost else await self.worker.step.remote(self.key, action, self.max_tokens)
+        except RayActorError as e:
+            self._lose(e)
+            done = None
+        return self._stepped(action, started, done)
+
+    def _begin(self, seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
+        options = options or {}
+        policy = options.get("policy")
+        self.episode = {"seed": seed, "started_at": _now(), "task_id": options.get("task_id"),
+                        "policy": Named.model_validate(policy) if policy is not None else None}
+        self.turns = []
+        return options
+
+    def _reset(self, done: tuple | None, options: dict[str, Any]) -> tuple:
+        obs, info = done or (ModelRequest(messages=[]), {"task_id": options.get("task_id"), "status": "sandbox_error"})
+        if done is not None:
+            self.episode |= {"task_id": info["task_id"], "episode_id": info["episode_id"]}
+        self.pending, self.observed_at = obs, time.monotonic()
+        return obs, info
+
+    def _stepped(self, action: Any, started: float, done: tuple | None) -> tuple:
+        self._record(action, started)
+        if done is not None:
+            obs, reward, terminated, truncated, info = done
+            if "trace" in info:  # the episode's end: its trace names the node it ran on
+                info["trace"] = info["trace"].model_copy(update={"node": self.node})
+            self.pending, self.observed_at = obs, time.monotonic()
+            return obs, reward, terminated, truncated, info
+        trace = self._lost_trace()
+        info = {"task_id": trace.task_id, "episode_id": trace.episode_id, "turn": len(self.turns),
+                "status": trace.status, "reward_components": dict(trace.reward_components), "trace": trace}
+        return ModelRequest(messages=[]), trace.reward, True, False, info
+
+    def _record(self, action: Any, started: float) -> None:
+        """The turn as the driver saw it (what a lost node's trace holds); a policy's failure is no turn."""
+        if self.pending is not None and not isinstance(action, PolicyFailure):
+            self.turns.append(Turn(index=len(self.turns), request=self.pending, reply=ModelReply.coerce(action),
+                                   policy_latency_s=started - self.observed_at,
+                                   env_latency_s=time.monotonic() - started))
+        self.pending = None
+
+    def _lose(self, error: RayActorError) -> None:
+        """Record that the env's node is gone (the pool stops placing envs there); nothing comes back from it."""
+        self.lost = (f"the Ray node {self.node} running this episode's env is gone mid-episode "
+                     f"({str(error).splitlines()[0]}); its sandbox went with it")
+        if self.on_lost is not None:
+            self.on_lost()
+
+    def _lost_trace(self) -> Trace:
+        episode = self.episode
+        return Trace(**self.about, episode_id=episode.get("episode_id") or str(uuid.uuid4()),
+                     task_id=episode.get("task_id") or "unknown", policy=episode.get("policy"),
+                     seed=episode.get("seed"), started_at=episode.get("started_at") or _now(), ended_at=_now(),
+                     status="sandbox_error", error=self.lost, turns=self.turns, reward=0.0,
+                     polar_version=__version__, node=self.node)
 
     def close(self) -> None:
         try:
-            ray.get(self.worker.close_env.remote(self.key))
+            if self.lost is None:
+                ray.get(self.worker.close_env.remote(self.key))
         except RayActorError:  # its node is gone, and its sandbox with it
             pass
         finally:
@@ -303,6 +398,8 @@ class RemoteEnvPool:
                         for n in self.nodes]
         check_workers(self.nodes, self.workers)
         self.open = [0] * len(self.workers)
+        self.lost: set[int] = set()
+        """The workers whose node is gone."""
         self.lock = threading.Lock()
 
     @classmethod
@@ -314,21 +411,35 @@ class RemoteEnvPool:
         return cls._shared[key]
 
     def make(self, make_env: Callable[[], gym.Env]) -> RemoteEnv:
-        """A new env, `make_env()` run on the least-loaded node (`make_env` travels: a `functools.partial`)."""
-        with self.lock:  # `play` makes envs from many threads at once
-            i = min(range(len(self.workers)), key=self.open.__getitem__)
-            self.open[i] += 1
+        """A new env, `make_env()` run on the least-loaded live node (`make_env` travels: a `functools.partial`). A
+        node found gone (here, or by one of its envs mid-episode) takes no more envs."""
+        while True:
+            with self.lock:  # `play` makes envs from many threads at once
+                live = [i for i in range(len(self.workers)) if i not in self.lost]
+                if not live:
+                    raise PolarError("every worker node of the Ray cluster is gone: restart them "
+                                     "(`ray start --address HEAD:6379` on each), then the trainer")
+                i = min(live, key=self.open.__getitem__)
+                self.open[i] += 1
+            try:
+                key, max_tokens, about = ray.get(self.workers[i].open.remote(make_env))
+            except RayActorError:
+                self._closed(i)
+                self._lose(i)
+                continue
+            except BaseException:
+                self._closed(i)
+                raise
+            return RemoteEnv(self.workers[i], key, self.nodes[i]["NodeID"], about, max_tokens,
+                             functools.partial(self._closed, i), functools.partial(self._lose, i))
 
-        def closed() -> None:
-            with self.lock:
-                self.open[i] -= 1
+    def _closed(self, i: int) -> None:
+        with self.lock:
+            self.open[i] -= 1
 
-        try:
-            key, max_tokens = ray.get(self.workers[i].open.remote(make_env))
-        except BaseException:
-            closed()
-            raise
-        return RemoteEnv(self.workers[i], key, self.nodes[i]["NodeID"], max_tokens, closed)
+    def _lose(self, i: int) -> None:
+        with self.lock:
+            self.lost.add(i)
 
     async def play(self, make_env: Callable[[], gym.Env], policy: Policy,
                    episodes: Iterable[tuple[str | None, int]]) -> list[Trace]:
@@ -340,6 +451,6 @@ class RemoteEnvPool:
                 trace = await play_episode(env, policy, seed=seed, task_id=task_id)
             finally:
                 await asyncio.to_thread(env.close)
-            return trace.model_copy(update={"node": env.node})
+            return trace
 
         return list(await asyncio.gather(*(one(task_id, seed) for task_id, seed in episodes)))
