@@ -161,7 +161,7 @@ SNIPPETS = {
         "def my_policy(obs):\n    return _oracle(obs, info['task'])\n",
         "assert info['status'] == 'completed' and reward == 1.0, (info['status'], reward)\n"),
     'harness="claude-code"': ("", "assert obs.api == 'anthropic-messages' and obs.tools, obs.api\nenv.close()\n"),
-    "grpo_trainer(": ("", "assert trainer.state.global_step == 2, trainer.state.global_step\n"),
+    "grpo_trainer(": ("", "assert trainer.state.global_step == 1, trainer.state.global_step\n"),
 }
 """Per snippet (by a string in it): code before it (its placeholders) and after it (what its comments promise)."""
 
