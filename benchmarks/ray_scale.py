@@ -149,16 +149,21 @@ def step_overhead(pool: RemoteEnvPool, rounds: int, steps: int) -> dict:
                                                              / stats["in process"]["median_us"], 2)}
 
 
-def dispatch(out: Path, episodes: int, jobs: int) -> dict:
-    """No-op episodes through the driver's queue on every worker node: episodes per second, end to end."""
-    run = eval_run(out, tuple(f"noop{i}" for i in range(episodes // 10)), 10, env_id="noop")
-    workers = start_workers(NoOpEnv, make_policy("empty"), jobs)
+def timed_run(run, make_env, policy, jobs: int) -> tuple[list, float]:
+    """The run's episodes on one node worker per worker node, the workers stopped after: (workers, seconds)."""
+    workers = start_workers(make_env, policy, jobs)
     try:
         start = time.perf_counter()
         asyncio.run(run_eval_on_ray(run, workers, jobs))
-        elapsed = time.perf_counter() - start
+        return workers, time.perf_counter() - start
     finally:
         stop_workers(workers)
+
+
+def dispatch(out: Path, episodes: int, jobs: int) -> dict:
+    """No-op episodes through the driver's queue on every worker node: episodes per second, end to end."""
+    run = eval_run(out, tuple(f"noop{i}" for i in range(episodes // 10)), 10, env_id="noop")
+    workers, elapsed = timed_run(run, NoOpEnv, make_policy("empty"), jobs)
     assert len(run.done) == episodes
     return {"episodes": episodes, "jobs_per_node": jobs, "nodes": len(workers), "seconds": round(elapsed, 2),
             "episodes_per_s": round(episodes / elapsed, 1)}
@@ -237,13 +242,7 @@ def live_episodes(pool: RemoteEnvPool, node: int, target: int, batch: int) -> di
 def oracle_rate(out: Path, k: int, jobs: int) -> dict:
     """Oracle episodes per minute through `run_eval_on_ray` on every worker node now in the cluster."""
     run = eval_run(out, CODE_TASKS, k)
-    workers = start_workers(code_env(pool=1), make_policy("oracle"), jobs)
-    try:
-        start = time.perf_counter()
-        asyncio.run(run_eval_on_ray(run, workers, jobs))
-        elapsed = time.perf_counter() - start
-    finally:
-        stop_workers(workers)
+    workers, elapsed = timed_run(run, code_env(pool=1), make_policy("oracle"), jobs)
     solved = sum(t.reward == 1.0 for t in run.done.values())
     return {"nodes": len(workers), "episodes": len(run.done), "solved": solved, "jobs_per_node": jobs,
             "seconds": round(elapsed, 1), "episodes_per_min": round(len(run.done) * 60 / elapsed, 1)}
