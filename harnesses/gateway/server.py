@@ -14,10 +14,12 @@ hangs up, in one mature dependency; a hand-written HTTP/1.1 server would save li
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -87,7 +89,10 @@ class GatewaySession:
 class Gateway:
     def __init__(self, *, socket_path: str | None = None, tcp_port: int | None = None,
                  max_body_bytes: int = MAX_BODY_BYTES):
+        self._own_dir = socket_path is None  # then the socket's folder is ours to remove
         self.socket_path = socket_path or str(Path(tempfile.mkdtemp(prefix="polar-gw-")) / "gateway.sock")
+        if self._own_dir:  # a process that never stops its gateway still leaves no folder behind
+            atexit.register(shutil.rmtree, self.socket_dir, ignore_errors=True)
         self.tcp_port = tcp_port
         self.max_body_bytes = max_body_bytes
         self.sessions: dict[str, GatewaySession] = {}
@@ -118,6 +123,7 @@ class Gateway:
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
+        os.makedirs(self.socket_dir, exist_ok=True)  # stop() removed it if this gateway runs again
         os.chmod(self.socket_dir, 0o755)
         await web.UnixSite(self._runner, self.socket_path, backlog=BACKLOG).start()
         os.chmod(self.socket_path, 0o666)  # sandboxes run as other uids
@@ -133,6 +139,8 @@ class Gateway:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self._own_dir:
+            shutil.rmtree(self.socket_dir, ignore_errors=True)
 
     def open_session(self, responder: Responder | None = None, models: set[str] | None = None) -> GatewaySession:
         session = GatewaySession(secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"), responder,
@@ -166,12 +174,12 @@ class Gateway:
             if api is gemini and gemini_call:
                 body.setdefault("model", gemini_call.group(1))
                 if gemini_call.group(2) == "countTokens":
-                    return web.json_response(gemini.count_tokens(body))
+                    return web.json_response(_converted(gemini.count_tokens, body, gemini.API))
             if api is anthropic and path.endswith("/count_tokens"):
-                return web.json_response(anthropic.count_tokens(body))
+                return web.json_response(_converted(anthropic.count_tokens, body, anthropic.API))
             if not _is_model_call(path):
                 raise ApiError(404, f"no such endpoint: POST {path}", kind="not_found_error")
-            request = api.to_request(body)
+            request = _converted(api.to_request, body, api.API)
             if session.models is not None and request.model not in session.models:
                 raise ApiError(404, f"unknown model {request.model!r}; this session serves: "
                                f"{', '.join(sorted(session.models))}", kind="not_found_error", code="model_not_found")
@@ -229,6 +237,14 @@ async def _json_body(http: web.Request) -> dict[str, Any]:
         raise ApiError(400, "the request body must be a JSON object")
     return body
 
+
+def _converted(convert: Callable[[dict[str, Any]], Any], body: dict[str, Any], api_name: str) -> Any:
+    """A field of the wrong type deep in a body is the client's error (400), never the gateway's (500)."""
+    try:
+        return convert(body)
+    except (TypeError, AttributeError, KeyError, ValueError) as e:
+        raise ApiError(400, f"the request body does not have the {api_name} shape "
+                       f"({type(e).__name__}: {e}); check it against the provider's API reference") from None
 
 
 _shared: Gateway | None = None

@@ -5,7 +5,7 @@ import json
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from polar.harnesses.gateway import Gateway
@@ -238,6 +238,8 @@ _fields = st.fixed_dictionaries({}, optional={
 @given(path=st.sampled_from([p for p, _ in CALLS.values()] + ["/v1/messages/count_tokens", "/v1/models",
                                                              "/v1beta/models/m:streamGenerateContent"]),
        body=_fields | _json)
+@example(path="/v1beta/models/m:generateContent", body={"contents": [], "tools": True})  # once a 500
+@example(path="/v1/messages", body={"messages": [{"role": "user", "content": [7]}]})
 def test_fuzz_every_endpoint_never_5xx_and_never_hangs(path, body):
     async def go():
         gateway = await Gateway(tcp_port=0).start()
@@ -277,3 +279,24 @@ def test_responses_namespace_tools_round_trip_as_prefixed_functions():
     first, second = openai_responses.to_response(reply, request, body)["output"]
     assert (first["namespace"], first["name"], first["arguments"]) == ("mcp__polar", "click", '{"ref": "e3"}')
     assert second["name"] == "shell" and "namespace" not in second
+
+
+def test_a_gateway_leaves_no_socket_folder_behind(tmp_path):
+    """Its socket's folder goes on stop, and at exit for a process that never stops its shared gateway
+    (every episode process made one; thousands piled up in /tmp)."""
+    import os
+    import subprocess
+    import sys
+
+    async def start_and_stop():
+        gateway = await Gateway().start()
+        folder = gateway.socket_dir
+        assert os.path.exists(gateway.socket_path)
+        await gateway.stop()
+        return folder
+
+    assert not os.path.exists(run(start_and_stop()))
+    script = ("import asyncio\nfrom polar.harnesses.gateway.server import shared_gateway\n"
+              "gateway = shared_gateway()\nasyncio.run(gateway.ensure_started())\nprint(gateway.socket_dir)\n")
+    folder = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+    assert folder and not os.path.exists(folder)
