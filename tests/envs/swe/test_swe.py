@@ -33,11 +33,12 @@ TASKS = load_instances("swe-mini")
 ROWS = [t.to_record() for t in TASKS]
 
 
-def one_per_project():
-    seen = {}
+def one_per_project(nth: int = 0):
+    """The nth instance of each project (the first when it has fewer)."""
+    by_repo: dict[str, list] = {}
     for task in TASKS:
-        seen.setdefault(task.repo, task)
-    return list(seen.values())
+        by_repo.setdefault(task.repo, []).append(task)
+    return [tasks[min(nth, len(tasks) - 1)] for tasks in by_repo.values()]
 
 
 def run(coro):
@@ -99,9 +100,13 @@ def test_test_file_edits_never_reach_the_grader():
 
 # --- grading and admission in real sandboxes -------------------------------------------------------------
 
-def test_every_bundled_instance_is_admitted_in_the_local_sandbox(bwrap):
-    env_id, results = run(admit_suite("swe-mini", sandbox="local", jobs=2))
-    assert env_id == "polar/SWE-v0" and len(results) == len(TASKS)
+def test_bundled_instances_are_admitted_in_the_local_sandbox(bwrap):
+    """One instance per project in each sandbox (the second here, the first in docker): admitting all 34 took
+    3.5 minutes of every CI run; the oracle test below still resolves every one, and `polar tasks admit swe-mini`
+    admits them all."""
+    wanted = [t.instance_id for t in one_per_project(1)]
+    env_id, results = run(admit_suite("swe-mini", sandbox="local", jobs=2, task_ids=wanted))
+    assert env_id == "polar/SWE-v0" and [r.task_id for r in results] == wanted
     assert {r.task_id: r.reasons for r in results if not r.admitted} == {}
 
 
