@@ -5,8 +5,8 @@ with `ray start --block` and its own custom resource, inside a network namespace
 `polar eval --ray`: the summary equals a local run's, episodes land on both worker nodes, a driver killed with
 SIGKILL resumes, a node that lacks the work's sandbox refuses at start naming itself, Ctrl-C on the driver leaves no
 sandbox on any node, and a node whose sandbox backend breaks and a node killed mid-run lose no episode. Remote envs:
-the same observations, actions and info as the env in process, and verl's agent loop and TRL's rollout running their
-episodes on them."""
+the same observations, actions and info as the env in process, verl's agent loop and TRL's rollout running their
+episodes on them, and a node lost under a trainer's env ending that episode `sandbox_error`."""
 
 from __future__ import annotations
 
@@ -70,20 +70,23 @@ class Cluster:
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads(done.stdout.strip().splitlines()[-1])
 
-    def sandboxes(self) -> list[int]:
-        """The bubblewrap processes under any node of the cluster (each node's workers are its descendants)."""
+    def processes(self, *names: str) -> list[tuple[int, str]]:
+        """(pid, command) of every process under the named nodes (all of them by default), the nodes' own included."""
         table = [line.split() for line in subprocess.run(["ps", "-eo", "pid=,ppid=,comm="], capture_output=True,
                                                          text=True, check=True).stdout.splitlines()]
         children: dict[int, list[tuple[int, str]]] = {}
         for pid, ppid, comm, *_ in table:
             children.setdefault(int(ppid), []).append((int(pid), comm))
-        found, todo = [], [node.pid for node in self.nodes.values()]
+        todo = [(self.nodes[n].pid, "node") for n in names or self.nodes]
+        found = []
         while todo:
-            for pid, comm in children.get(todo.pop(), []):
-                todo.append(pid)
-                if comm == "bwrap":
-                    found.append(pid)
+            found.append(todo.pop())
+            todo.extend(children.get(found[-1][0], []))
         return found
+
+    def sandboxes(self) -> list[int]:
+        """The bubblewrap processes under any node of the cluster (each node's workers are its descendants)."""
+        return [pid for pid, comm in self.processes() if comm == "bwrap"]
 
     def enter(self, argv: list[str]) -> list[str]:
         """`argv` run inside the cluster's network namespace."""
@@ -99,6 +102,19 @@ class Cluster:
                                 text=True)
         assert raylet.stdout.strip(), f"{name} has no raylet to kill"
         os.kill(int(raylet.stdout.split()[0]), signal.SIGKILL)
+
+    def lose(self, name: str) -> None:
+        """SIGKILL every process of the node, as a machine that goes away takes its processes with it, then wait
+        until the head has found it gone (its health checks, some 15 s)."""
+        for pid, _ in self.processes(name):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 120
+        while name in self.node_ids():
+            assert time.monotonic() < deadline, f"the head still counts {name} alive 120 s after it was killed"
+            time.sleep(1)
 
     def stop(self, name: str) -> None:
         node = self.nodes.pop(name)
@@ -407,9 +423,9 @@ def test_ctrl_c_on_the_driver_stops_every_sandbox_on_every_node(cluster, tmp_pat
 
 
 def test_a_broken_sandbox_backend_and_a_killed_node_lose_no_episode(cluster, tmp_path):
-    """Last in the module: it kills node3. node2's bubblewrap breaks once both nodes have episodes done, so its
-    later episodes end `sandbox_error` while the run goes on; then node3's raylet is killed by pid, and its
-    episodes in flight run again on node2."""
+    """It kills node3 for good (the test after it starts a node4). node2's bubblewrap breaks once both nodes have
+    episodes done, so its later episodes end `sandbox_error` while the run goes on; then node3's raylet is killed by
+    pid, and its episodes in flight run again on node2."""
     ids = cluster.node_ids()
     driver = subprocess.Popen(cluster.enter([sys.executable, "-m", "polar.cli",
                                              *eval_args(tmp_path, "-k", "4", "--ray", HEAD)]),
@@ -438,3 +454,73 @@ def test_a_broken_sandbox_backend_and_a_killed_node_lose_no_episode(cluster, tmp
     assert [t for t in others if t[1:3] != ("completed", 1.0)] == []
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["episodes"] == summary["expected_episodes"] == 20
+
+
+LOST_NODE = """
+import asyncio, json, pathlib, sys
+from transformers import AutoTokenizer
+from polar.evaluation.ray_worker import RemoteEnvPool
+from polar.training.long_model import build_long_model
+from polar.training.rollout import Budget, Generation, remote_envs, run_episode
+from polar.training.verl.data import EpisodeSpec, dataset_rows
+
+tokenizer = AutoTokenizer.from_pretrained(build_long_model())
+[row] = dataset_rows("polar/Code-v0", suite="code-mini", tasks=["run_length_encoding"], max_turns=1,
+                     time_limit_s=240)
+spec = EpisodeSpec.from_row(row["extra_info"], "row 0")
+reply = tokenizer.encode("Let me look at the files first.")
+make = remote_envs({head!r})
+[pool] = RemoteEnvPool._shared.values()
+first = True
+
+async def generate(prompt_ids, max_tokens):
+    global first
+    if first:  # the first episode's env is open and reset on its node: the test takes that node away now
+        first = False
+        [node] = {{pool.nodes[i]["NodeID"] for i, n in enumerate(pool.open) if n}}
+        print("LOSE", node, flush=True)
+        while not pathlib.Path({go!r}).exists():
+            await asyncio.sleep(0.2)
+    return Generation(reply[:max_tokens], [0.0] * len(reply[:max_tokens]))
+
+def run():
+    return asyncio.run(run_episode(spec, generate, tokenizer, model="scripted", budget=Budget(4096, 16),
+                                   policy="scripted", make=make))
+
+lost, after = run(), run()
+print(json.dumps({{"lost": lost.trace.model_dump(mode="json"), "lost_samples": [s.response_ids for s in lost.samples],
+                  "after": after.trace.model_dump(mode="json"), "open": pool.open, "reply": reply}}))
+"""
+
+
+def test_a_node_lost_under_a_trainers_env_ends_its_episode_and_the_pool_moves_on(cluster, tmp_path):
+    """Last in the module. A trainer's episode (`run_episode` on a `RemoteEnv`) whose node goes away, every process
+    of it killed, while the policy samples: the episode ends `sandbox_error` naming the node, with the sampled
+    tokens kept for the trainer and no Ray error out of the rollout; the next env goes to the surviving node. The
+    step is sent only once the head has found the node gone, so no answer can come from it."""
+    cluster.broken.unlink(missing_ok=True)  # node2 works again; node3 is gone (the test before)
+    cluster.start("node4", "--address", HEAD)
+    ids = cluster.node_ids()
+    names = {node: name for name, node in ids.items() if name != "head"}  # node2 and node4 after the test before
+    go = tmp_path / "go"
+    driver = subprocess.Popen(cluster.enter([sys.executable, "-c", LOST_NODE.format(head=HEAD, go=str(go))]),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert driver.stdout is not None
+        lost = next((line.split()[1] for line in driver.stdout if line.startswith("LOSE ")), None)
+        assert lost in names, driver.stderr.read()[-3000:] if driver.poll() is not None else lost
+        cluster.lose(names[lost])
+        go.touch()
+        out, err = driver.communicate(timeout=300)
+        assert driver.returncode == 0, err[-3000:]
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    found = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])  # Ray logs the loss too
+    trace, after = found["lost"], found["after"]
+    assert (trace["status"], trace["node"], trace["reward"]) == ("sandbox_error", lost, 0.0), trace["error"]
+    assert f"the Ray node {lost} running this episode's env is gone mid-episode" in trace["error"]
+    assert trace["task_id"] == "run_length_encoding" and len(trace["turns"]) == 1 and trace["episode_id"]
+    assert found["lost_samples"] == [found["reply"]]  # what the policy sampled still reaches the trainer
+    assert after["node"] in set(names) - {lost} and after["status"] in ("completed", "truncated"), after["error"]
+    assert set(found["open"]) == {0}
