@@ -8,6 +8,12 @@ from polar.harnesses.external import HOME, ExternalHarness, McpConfig
 from polar.harnesses.gemini_cli import mcp_servers
 
 
+SETTINGS_FILE = f"{HOME}/.qwen/settings.json"
+SETTINGS = {"memory": {"enableManagedAutoMemory": False}}
+"""Its managed auto-memory is a side agent: after the task it makes calls of its own to write memories (five more
+for a one-call episode, retried with back-off), which are no part of the agent's work and no training data."""
+
+
 class QwenCode(ExternalHarness):
     name = "qwen-code"
     declared = Declaration(api="openai-chat", shell=(ShellTool("run_shell_command"),),
@@ -27,10 +33,13 @@ class QwenCode(ExternalHarness):
                 "QWEN_USAGE_STATISTICS_ENABLED": "false", "QWEN_TELEMETRY_ENABLED": "false",
                 "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
 
+    def files(self, base_url: str) -> dict[str, str]:
+        return {SETTINGS_FILE: json.dumps(SETTINGS, indent=2)}
+
     def command(self, exe: str) -> str:
         return f'{exe} --yolo -o text "$POLAR_INSTRUCTION"'
 
     def mcp(self, base_url: str) -> McpConfig:
         # alwaysLoadTools: the MCP tools in the request itself, not deferred behind tool_search
-        settings = mcp_servers(base_url, alwaysLoadTools=True)
-        return McpConfig({f"{HOME}/.qwen/settings.json": json.dumps(settings, indent=2)})
+        settings = SETTINGS | mcp_servers(base_url, alwaysLoadTools=True)
+        return McpConfig({SETTINGS_FILE: json.dumps(settings, indent=2)})
