@@ -10,7 +10,7 @@ class ClaudeCode(ExternalHarness):
     name = "claude-code"
     declared = Declaration(api="anthropic-messages", shell=(ShellTool("Bash"),), edit_tools=("Edit", "Write"),
                            env_tool_name="mcp__polar__{}", compaction="DISABLE_AUTO_COMPACT=1",
-                           sub_agents="not turned off: its Agent tool is offered")
+                           sub_agents="--disallowedTools Agent", sub_agent_tools=("Agent",))
     package = "@anthropic-ai/claude-code"
     version = "2.1.332"
     bin = "node_modules/.bin/claude"
@@ -26,7 +26,8 @@ class ClaudeCode(ExternalHarness):
                 "IS_SANDBOX": "1"}  # it runs as root in a container; polar's sandbox is the boundary
 
     def command(self, exe: str) -> str:
-        return f'{exe} -p "$POLAR_INSTRUCTION" --dangerously-skip-permissions --output-format json'
+        return (f'{exe} -p "$POLAR_INSTRUCTION" --dangerously-skip-permissions --output-format json '
+                "--disallowedTools Agent")
 
     def mcp(self, base_url: str) -> McpConfig:
         config = {"mcpServers": {"polar": {"type": "http", "url": mcp_url(base_url)}}}

@@ -11,7 +11,8 @@ from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 class Copilot(ExternalHarness):
     name = "copilot"
     declared = Declaration(api="openai-chat", shell=(ShellTool("bash"),), edit_tools=("edit", "create"),
-                           env_tool_name="polar-{}", sub_agents="--excluded-tools task")
+                           env_tool_name="polar-{}", sub_agents="--excluded-tools task",
+                           sub_agent_tools=("task",))
     package = "@github/copilot"
     version = "1.0.102"
     bin = "node_modules/.bin/copilot"

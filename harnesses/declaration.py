@@ -48,7 +48,9 @@ class Declaration:
     compaction: str = "not turned off (no switch)"
     """How its context compaction is turned off, or why it is not."""
     sub_agents: str = "none"
-    """How its sub-agents are turned off, or that it has none."""
+    """How its sub-agents are turned off, or that it has none (a sub-agent's calls break the episode's chain)."""
+    sub_agent_tools: tuple[str, ...] = ()
+    """The tools that would start a sub-agent, which the adapter removes: none of them may be offered."""
     reply_format: str | None = None
     """How a harness that takes its actions from the reply's text, not tool calls, wants them written (the oracle
     writes them so): `terminus-json` (Terminus-2: a JSON object of analysis, plan, `commands` of keystrokes and

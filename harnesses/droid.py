@@ -22,7 +22,7 @@ class Droid(ExternalHarness):
     declared = Declaration(api="openai-chat", shell=(ShellTool("Execute", required=RISK),),
                            edit_tools=("Edit", "Create"), env_tool_name=f"{MCP_SERVER}___{{}}",
                            compaction="settings.json compactionThresholdCheckEnabled = false",
-                           sub_agents="--remove-tools Task")
+                           sub_agents="--remove-tools Task", sub_agent_tools=("Task",))
     package = "@factory/cli-linux-x64"
     version = "0.225.2"
     bin = "node_modules/@factory/cli-linux-x64/bin/droid"

@@ -8,13 +8,14 @@ from polar.harnesses.external import HOME, ExternalHarness, McpConfig, mcp_url
 SETTINGS_FILE = f"{HOME}/.gemini/settings.json"
 SETTINGS = {"general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
-            "security": {"auth": {"selectedType": "gemini-api-key"}}}
+            "security": {"auth": {"selectedType": "gemini-api-key"}}, "tools": {"exclude": ["invoke_agent"]}}
 
 
 class GeminiCli(ExternalHarness):
     name = "gemini-cli"
     declared = Declaration(api="gemini", shell=(ShellTool("run_shell_command"),), edit_tools=("replace", "write_file"),
-                           env_tool_name="mcp_polar_{}", sub_agents="not turned off: its invoke_agent tool is offered")
+                           env_tool_name="mcp_polar_{}", sub_agents="settings tools.exclude: invoke_agent",
+                           sub_agent_tools=("invoke_agent",))
     package = "@google/gemini-cli"
     version = "0.61.0"
     bin = "node_modules/.bin/gemini"

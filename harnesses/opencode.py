@@ -12,7 +12,7 @@ class Opencode(ExternalHarness):
     name = "opencode"
     declared = Declaration(api="openai-chat", shell=(ShellTool("bash"),), edit_tools=("edit", "write"),
                            env_tool_name="polar_{}", compaction="OPENCODE_DISABLE_AUTOCOMPACT=1",
-                           sub_agents="not turned off: its task tool is offered")
+                           sub_agents="config tools.task: false", sub_agent_tools=("task",))
     package = "opencode-ai"
     version = "1.18.33"
     bin = "node_modules/.bin/opencode"
@@ -26,7 +26,7 @@ class Opencode(ExternalHarness):
     def config(self, base_url: str) -> dict[str, object]:
         """opencode.json: the gateway as an openai-compatible provider, no sharing, no updates."""
         return {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
-                "model": f"polar/{self.model}", "small_model": f"polar/{self.model}",
+                "model": f"polar/{self.model}", "small_model": f"polar/{self.model}", "tools": {"task": False},
                 "provider": {"polar": {"npm": "@ai-sdk/openai-compatible", "name": "polar",
                                        "options": {"baseURL": f"{base_url}/v1", "apiKey": "polar"},
                                        "models": {self.model: {"name": self.model, "tool_call": True}}}}}

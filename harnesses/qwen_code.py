@@ -7,18 +7,17 @@ from polar.harnesses.declaration import Declaration, ShellTool
 from polar.harnesses.external import HOME, ExternalHarness, McpConfig
 from polar.harnesses.gemini_cli import mcp_servers
 
-
 SETTINGS_FILE = f"{HOME}/.qwen/settings.json"
-SETTINGS = {"memory": {"enableManagedAutoMemory": False}}
-"""Its managed auto-memory is a side agent: after the task it makes calls of its own to write memories (five more
-for a one-call episode, retried with back-off), which are no part of the agent's work and no training data."""
+SETTINGS = {"memory": {"enableManagedAutoMemory": False}, "tools": {"exclude": ["agent"]}}
+"""No sub-agents, and no managed auto-memory, a side agent that after the task makes calls of its own to write
+memories (five more for a one-call episode, retried with back-off), no part of the agent's work."""
 
 
 class QwenCode(ExternalHarness):
     name = "qwen-code"
     declared = Declaration(api="openai-chat", shell=(ShellTool("run_shell_command"),),
                            edit_tools=("edit", "write_file"), env_tool_name="mcp__polar__{}",
-                           sub_agents="not turned off: its agent tool is offered")
+                           sub_agents="settings tools.exclude: agent", sub_agent_tools=("agent",))
     package = "@qwen-code/qwen-code"
     version = "0.24.4"
     bin = "node_modules/.bin/qwen"

@@ -45,6 +45,8 @@ def test_oracle_through_the_harness_own_tools_scores_1(env):
     assert all(t.request.api == declarations()[name].api for t in trace.turns)
     declared = declarations()[name]  # without tools: fenced bash blocks (mini-swe-agent) or a reply format (aider)
     assert trace.turns[0].request.tools or declared.finish_command or declared.reply_format
+    offered = {tool for turn in trace.turns for tool in turn.request.tool_names()}
+    assert not offered & set(declared.sub_agent_tools), f"{name} offers a sub-agent tool it declares removed"
     jsonschema.validate(json.loads(trace.to_json()), load_schema())
 
 
@@ -54,6 +56,8 @@ def test_answering_done_scores_0(env):
     # Terminus-2 answers a reply that is not its JSON by asking for the JSON again, until the turn budget ends
     ends = "truncated" if declarations()[env.unwrapped.harness.name].reply_format == "terminus-json" else "completed"
     assert (trace.status, trace.reward) == (ends, 0.0) and trace.turns, trace.error
+    if trace.turns[0].request.tools:  # a final answer ends a tool-calling agent: any other call is a side agent's
+        assert len(trace.turns) == 1, [t.request.messages[-1] for t in trace.turns[1:]]
 
 
 def test_local_policy_token_ids_are_recorded_through_an_external_harness(bwrap):
