@@ -32,16 +32,18 @@ def test_admission_the_reference_scores_1_and_the_untouched_stub_0(bwrap):
     assert [(a.task_id, a.reasons) for a in admissions if not a.admitted] == []
 
 
-@pytest.mark.parametrize("sandbox", ["local"])
-def test_oracle_solves_every_bundled_task_through_the_env(bwrap, sandbox):
+def test_the_oracle_solves_a_task_of_each_difficulty_through_the_env(bwrap):
+    """Through gym.make and the built-in harness, the task with the longest reference at each level (admission above
+    grades every task's reference; running all 40 through the env too took 80 s of CI and tests no other code)."""
     register_envs()
-    env = gym.make("polar/Code-v0", sandbox=sandbox)
+    wanted = [max((t for t in TASKS if t.difficulty == d), key=lambda t: len(str(t.solution))).id
+              for d in ("easy", "medium", "hard")]
+    env = gym.make("polar/Code-v0", sandbox="local")
     try:
-        rewards = {tid: run_episode(env, OraclePolicy(), seed=0, task_id=tid).reward
-                   for tid in env.unwrapped.task_ids}
+        rewards = {tid: run_episode(env, OraclePolicy(), seed=0, task_id=tid).reward for tid in wanted}
     finally:
         env.close()
-    assert rewards == dict.fromkeys(rewards, 1.0)
+    assert rewards == dict.fromkeys(wanted, 1.0)
 
 
 def grade(task_id: str, files: dict[str, str]):

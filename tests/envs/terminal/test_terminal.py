@@ -250,12 +250,14 @@ def test_check_env_passes_with_the_builtin_harness(bwrap):
 
 
 @pytest.mark.parametrize("sandbox", ["local", "docker"])
-def test_the_oracle_solves_every_bundled_task_through_gym_make(request, bwrap, sandbox):
+def test_the_oracle_solves_the_bundled_tasks_through_gym_make(request, bwrap, sandbox):
+    """Every task in the local sandbox; in docker, whose admission above runs every task's solution, two."""
     if sandbox == "docker":
         request.getfixturevalue("docker")
     env = gym.make("polar/Terminal-v0", sandbox=sandbox, max_turns=8, time_limit_s=300)
+    wanted = env.unwrapped.task_ids if sandbox == "local" else ["csv-group-totals", "serve-static-files"]
     try:
-        traces = {tid: run_episode(env, OraclePolicy(), seed=0, task_id=tid) for tid in env.unwrapped.task_ids}
+        traces = {tid: run_episode(env, OraclePolicy(), seed=0, task_id=tid) for tid in wanted}
     finally:
         env.close()
     assert {tid: (t.status, t.reward) for tid, t in traces.items() if t.reward != 1.0} == {}
