@@ -111,7 +111,9 @@ async def kill_processes(processes: Callable[[], dict[int, int]], keep: frozense
                          wait_s: float = 10.0) -> None:
     """Kill every process `processes()` lists ({pid: start ticks}) that is not in `keep`, until none is left.
     Each is stopped first (SIGSTOP cannot be caught) and all are killed only once a scan finds every one stopped,
-    so a fork bomb cannot outrun the sweep and a stopped process cannot be woken by one still running."""
+    so a fork bomb cannot outrun the sweep and a stopped process cannot be woken by one still running. A process in
+    the kernel (`D`) counts as stopped: it runs no code of its own before it takes the pending SIGSTOP, and waiting
+    for it could be forever (a vfork parent waits there on its child, stopped before its exec)."""
     deadline = time.monotonic() + wait_s
     while True:
         states = {pid: _state(pid) for pid, start in processes().items() if (pid, start) not in keep}
@@ -119,14 +121,16 @@ async def kill_processes(processes: Callable[[], dict[int, int]], keep: frozense
         if not victims:
             return
         if time.monotonic() > deadline:
-            raise SandboxError(f"processes {victims[:20]} of the sandbox survived SIGKILL for {wait_s:g}s")
+            left = ", ".join(f"{pid} ({states[pid].decode()})" for pid in victims[:20])
+            raise SandboxError(f"processes of the sandbox survived SIGKILL for {wait_s:g}s: {left} (pid, state)")
         running = [pid for pid in victims if states[pid] not in (b"T", b"t")]
         for pid in running:
             kill_quietly(pid, signal.SIGSTOP)
-        if not running:
+        all_stopped = all(states[pid] == b"D" for pid in running)
+        if all_stopped:
             for pid in victims:
                 kill_quietly(pid)
-        await asyncio.sleep(0.005 if running else 0.02)
+        await asyncio.sleep(0.02 if all_stopped else 0.005)
 
 
 class ShellSession:

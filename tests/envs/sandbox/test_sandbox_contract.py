@@ -143,6 +143,23 @@ def test_reset_processes_kills_what_the_agent_started_and_keeps_the_tasks_servic
     run(with_sandbox(backend, body))
 
 
+VFORK_HELD = ("python3 -c 'import ctypes; libc = ctypes.CDLL(None); libc.vfork() or (libc.pause(), libc._exit(1))' "
+              ">/dev/null 2>&1 &")
+"""A vfork parent waiting in the kernel (`D`) on its child, which is held before its exec: what dash, posix_spawn
+and Python's subprocess do for a moment at each command, for as long as the sweep keeps the child stopped."""
+
+
+def test_reset_processes_kills_a_vfork_parent_whose_child_it_stopped(backend):
+    """The sweep stops every process before it kills any; a vfork parent cannot stop until its child execs, so a
+    sweep that waited for it too would wait forever (CI's docker run failed so, under load)."""
+    async def body(s):
+        await s.exec(VFORK_HELD + " sleep 1")
+        assert (await s.exec("ps -eo stat,args | grep -c '^D.*python3 -c'")).output == "1\n"
+        await s.reset_processes()
+        assert "python3 -c" not in (await s.exec("ps -eo args")).output
+    run(with_sandbox(backend, body))
+
+
 def _require(ok: bool, message: str) -> None:
     if not ok:
         if CI:
