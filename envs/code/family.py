@@ -25,6 +25,7 @@ from pathlib import Path
 from polar.errors import SandboxError
 from polar.protocols import EpisodeSetup, Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
+from polar.scratch import scratch_root
 from polar.tasks.code import CodeTask, load_suite
 
 HERE = Path(__file__).parent
@@ -100,7 +101,7 @@ class CodeFamily:
             raise SandboxError("Code-v0 grading keeps the module under test away from the test driver, which the "
                                "unisolated `process` sandbox cannot do. Use sandbox='local' or sandbox='docker'.")
         tests = test_ids(task.tests)
-        with tempfile.TemporaryDirectory(prefix="polar-code-grade-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="polar-code-grade-", dir=scratch_root()) as tmp:
             root = Path(tmp)
             shared, private = root / "shared", root / "driver"
             (private / "tests").mkdir(parents=True)

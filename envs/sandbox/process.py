@@ -12,6 +12,7 @@ from pathlib import Path
 
 from polar.envs.sandbox.shell import DRIVER, ShellSandbox, ShellSession, limits_prelude
 from polar.protocols import SandboxSpec
+from polar.scratch import scratch_root
 
 
 class ProcessSandbox(ShellSandbox):
@@ -35,7 +36,7 @@ class ProcessBackend:
 
     async def start(self, spec: SandboxSpec) -> ProcessSandbox:
         warnings.warn("sandbox='process' runs agent commands on the host with no isolation", stacklevel=2)
-        root = Path(tempfile.mkdtemp(prefix="polar-proc-"))
+        root = Path(tempfile.mkdtemp(prefix="polar-proc-", dir=scratch_root()))
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(root), "LANG": "C.UTF-8", "TERM": "dumb",
                "PAGER": "cat", "GIT_PAGER": "cat", **spec.env}
         argv = ["bash", "--noprofile", "--norc", "-c", limits_prelude(spec.memory_mb, None) + DRIVER]

@@ -14,7 +14,6 @@ hangs up, in one mature dependency; a hand-written HTTP/1.1 server would save li
 from __future__ import annotations
 
 import asyncio
-import atexit
 import json
 import os
 import re
@@ -32,6 +31,7 @@ from aiohttp import web
 from polar.harnesses.gateway import anthropic, gemini, mcp, openai_chat, openai_responses
 from polar.harnesses.gateway.wire import ApiError
 from polar.protocols import ToolSet
+from polar.scratch import scratch_root
 from polar.types import ModelReply, ModelRequest
 
 Responder = Callable[[ModelRequest], Awaitable[ModelReply]]
@@ -86,23 +86,13 @@ class GatewaySession:
                 pending.reply.set_exception(ApiError(410, f"session {self.id} has ended", code="session_ended"))
 
 
-_OWN_FOLDERS: set[str] = set()
-"""Socket folders of gateways not yet stopped: a process that never stops its gateway still leaves none behind."""
-
-
-@atexit.register
-def _remove_own_folders() -> None:
-    for folder in _OWN_FOLDERS:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 class Gateway:
     def __init__(self, *, socket_path: str | None = None, tcp_port: int | None = None,
                  max_body_bytes: int = MAX_BODY_BYTES):
-        self._own_dir = socket_path is None  # then the socket's folder is ours to remove
-        self.socket_path = socket_path or str(Path(tempfile.mkdtemp(prefix="polar-gw-")) / "gateway.sock")
-        if self._own_dir:
-            _OWN_FOLDERS.add(self.socket_dir)
+        self._own_dir = socket_path is None  # then the socket's folder is ours to remove (and scratch's, at exit)
+        if socket_path is None:
+            socket_path = str(Path(tempfile.mkdtemp(prefix="polar-gw-", dir=scratch_root())) / "gateway.sock")
+        self.socket_path = socket_path
         self.tcp_port = tcp_port
         self.max_body_bytes = max_body_bytes
         self.sessions: dict[str, GatewaySession] = {}
@@ -134,8 +124,6 @@ class Gateway:
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
         await self._runner.setup()
         os.makedirs(self.socket_dir, exist_ok=True)  # stop() removed it if this gateway runs again
-        if self._own_dir:
-            _OWN_FOLDERS.add(self.socket_dir)
         os.chmod(self.socket_dir, 0o755)
         await web.UnixSite(self._runner, self.socket_path, backlog=BACKLOG).start()
         os.chmod(self.socket_path, 0o666)  # sandboxes run as other uids
@@ -153,7 +141,6 @@ class Gateway:
             self._runner = None
         if self._own_dir:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
-            _OWN_FOLDERS.discard(self.socket_dir)
 
     def open_session(self, responder: Responder | None = None, models: set[str] | None = None) -> GatewaySession:
         session = GatewaySession(secrets.token_urlsafe(18).replace("-", "x").replace("_", "y"), responder,
