@@ -13,6 +13,7 @@ import atexit
 import fcntl
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
@@ -47,9 +48,11 @@ def sweep() -> list[Path]:
     removed = []
     for root in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         try:
-            lock = os.open(root / LOCK, os.O_WRONLY | os.O_CLOEXEC)
+            if not stat.S_ISDIR((st := root.lstat()).st_mode) or st.st_uid != os.geteuid():
+                continue  # another user's, or a link someone planted: never ours to remove
+            lock = os.open(root / LOCK, os.O_WRONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
-            continue  # being made right now, or not ours to judge
+            continue  # gone, or being made right now (its lock is not there yet)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

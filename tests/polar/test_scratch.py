@@ -36,3 +36,24 @@ def test_a_killed_process_s_scratch_is_swept_and_a_live_one_s_is_kept():
     finally:
         alive.communicate("")
     assert not kept.parent.exists()  # a normal exit removes its own
+
+
+def test_the_sweep_leaves_links_and_lockless_folders_alone(tmp_path):
+    """A link named like a scratch folder (to somewhere that must not be removed) and a folder still being made
+    (no lock yet) stay."""
+    import tempfile
+
+    from polar.scratch import LOCK, PREFIX, sweep
+
+    precious = tmp_path / "precious"
+    (precious / LOCK).parent.mkdir()
+    (precious / LOCK).touch()
+    link = Path(tempfile.gettempdir()) / f"{PREFIX}planted-link"
+    making = Path(tempfile.mkdtemp(prefix=PREFIX))
+    link.symlink_to(precious)
+    try:
+        swept = sweep()
+        assert link not in swept and making not in swept and (precious / LOCK).exists() and making.is_dir()
+    finally:
+        link.unlink()
+        making.rmdir()
