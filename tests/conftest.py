@@ -36,6 +36,19 @@ def require_modules(*names: str) -> None:
         pytest.skip(message, allow_module_level=True)
 
 
+def harness_env(request: pytest.FixtureRequest, env_id: str) -> Iterator:
+    """For a fixture whose parameter is (harness, sandbox): `env_id` through them, with the Docker engine when the
+    sandbox is docker; closed after the fixture's scope."""
+    import gymnasium as gym
+
+    name, sandbox = request.param
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    env = gym.make(env_id, harness=name, sandbox=sandbox, max_turns=8, time_limit_s=240)
+    yield env
+    env.close()
+
+
 @pytest.fixture(scope="session")
 def bwrap() -> str:
     return require_binary("bwrap", "apt-get install bubblewrap")

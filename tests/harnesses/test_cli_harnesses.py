@@ -7,7 +7,7 @@ import json
 import gymnasium as gym
 import jsonschema
 import pytest
-from conftest import require_modules
+from conftest import harness_env, require_modules
 from support import REPO
 
 from polar.envs.registration import register_envs
@@ -29,12 +29,7 @@ in tests/envs/swe/test_swe.py)."""
 
 @pytest.fixture(scope="module", params=CODE, ids=["-".join(p) for p in CODE])
 def env(request, bwrap, node):
-    name, sandbox = request.param
-    if sandbox == "docker":
-        request.getfixturevalue("docker")
-    env = gym.make("polar/Code-v0", harness=name, sandbox=sandbox, max_turns=8, time_limit_s=240)
-    yield env
-    env.close()
+    yield from harness_env(request, "polar/Code-v0")
 
 
 def test_oracle_through_the_harness_own_tools_scores_1(env):

@@ -11,7 +11,7 @@ import gymnasium as gym
 import jsonschema
 import pandas as pd
 import pytest
-from conftest import require_modules
+from conftest import harness_env, require_modules
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
@@ -224,19 +224,14 @@ npm-installed CLIs (the local sandbox runs every harness on Code-v0)."""
 
 
 @pytest.fixture(scope="module", params=HARNESS_SANDBOXES, ids=["-".join(p) for p in HARNESS_SANDBOXES])
-def harness_env(request, bwrap, node):
-    name, sandbox = request.param
-    if sandbox == "docker":
-        request.getfixturevalue("docker")
-    env = gym.make("polar/SWE-v0", harness=name, sandbox=sandbox, max_turns=8, time_limit_s=240)
-    yield env
-    env.close()
+def swe_env(request, bwrap, node):
+    yield from harness_env(request, "polar/SWE-v0")
 
 
-def test_the_oracle_resolves_an_instance_through_each_external_harness(harness_env):
+def test_the_oracle_resolves_an_instance_through_each_external_harness(swe_env):
     """The gold patch is written and `git apply`-ed by the harness's own shell tool; swebench's grading resolves it."""
-    name, task = harness_env.unwrapped.harness.name, TASKS[0]
-    trace = run_episode(harness_env, OraclePolicy(), seed=0, task_id=task.id)
+    name, task = swe_env.unwrapped.harness.name, TASKS[0]
+    trace = run_episode(swe_env, OraclePolicy(), seed=0, task_id=task.id)
     assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
     assert trace.reward_components == {"resolved": 1.0, "f2p_frac": 1.0, "p2p_frac": 1.0}
     assert trace.artefact["patch"] == task.patch and trace.harness.name == name
@@ -244,8 +239,8 @@ def test_the_oracle_resolves_an_instance_through_each_external_harness(harness_e
     jsonschema.Draft202012Validator(load_schema()).validate(json.loads(trace.to_json()))
 
 
-def test_an_empty_reply_through_each_external_harness_is_graded_unresolved(harness_env):
-    trace = run_episode(harness_env, ScriptedPolicy([]), seed=0, task_id=TASKS[0].id)
+def test_an_empty_reply_through_each_external_harness_is_graded_unresolved(swe_env):
+    trace = run_episode(swe_env, ScriptedPolicy([]), seed=0, task_id=TASKS[0].id)
     assert trace.reward == 0.0 and trace.reward_components["resolved"] == 0.0, trace.error
     assert trace.artefact["patch"] == "" and "RESOLVED_NO" in trace.verifier_log, trace.verifier_log[-2000:]
 
