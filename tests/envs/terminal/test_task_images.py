@@ -6,6 +6,7 @@ import asyncio
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.harbor_tasks import admit, episode, make_task
@@ -56,17 +57,23 @@ def test_debian_and_ubuntu_bases_are_pulled_or_built_on_polars_base(client):
     assert f"FROM {used['ubuntu:24.04']}\n" in text and "COPY --from=a" in text
 
 
+def admitted_and_solved(task: Path) -> tuple[Path, Any]:
+    """The task folder is admitted in docker and the oracle's episode on it scores 1; the folder and the trace."""
+    result = admit(task, "docker")
+    assert result.admitted, result.reasons
+    trace = episode(task, OraclePolicy(), sandbox="docker")
+    assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
+    return task, trace
+
+
 def test_a_pip_install_builds_with_network_on_a_python_base_and_the_base_used_is_recorded(docker, tmp_path):
     """`FROM python:3.12-slim` + `RUN pip install`: built for real (pulled, or on polar/python:bookworm), admitted,
     the base recorded in the trace; the agent's own container still has no network."""
     dockerfile = "FROM python:3.12-slim\nRUN pip install --no-cache-dir six==1.17.0\nWORKDIR /app\n"
     test = ('if python3 -c "import six; assert six.__version__ == \'1.17.0\'" && [ -f /app/done ] && '
             '[ "$(ls /sys/class/net)" = lo ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
-    task = make_task(tmp_path, "pip-task", dockerfile=dockerfile, test=test, solve="echo ok > /app/done\n")
-    result = admit(task, "docker")
-    assert result.admitted, result.reasons
-    trace = episode(task, OraclePolicy(), sandbox="docker")
-    assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
+    task, trace = admitted_and_solved(make_task(tmp_path, "pip-task", dockerfile=dockerfile, test=test,
+                                                solve="echo ok > /app/done\n"))
     assert bases_in_log(trace.verifier_log)["python:3.12-slim"] in ("python:3.12-slim", PYTHON_IMAGE)
 
 
@@ -97,11 +104,8 @@ def test_a_user_line_is_the_agents_and_the_tests_user_while_setup_runs_as_root(d
                   "USER app\nWORKDIR /app\n")
     test = ('if [ "$(id -un)" = app ] && [ "$(stat -c %U /app/done)" = app ] && [ "$(cat /app/done)" = app ]; '
             'then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n')
-    task = make_task(tmp_path, "user-task", dockerfile=dockerfile, test=test, solve="id -un > /app/done\n")
-    result = admit(task, "docker")
-    assert result.admitted, result.reasons
-    trace = episode(task, OraclePolicy(), sandbox="docker")
-    assert (trace.status, trace.reward) == ("completed", 1.0), trace.error or trace.verifier_log[-2000:]
+    task, trace = admitted_and_solved(make_task(tmp_path, "user-task", dockerfile=dockerfile, test=test,
+                                                solve="id -un > /app/done\n"))
     assert "image user app\n" in trace.verifier_log
     from polar.envs.terminal.family import TerminalFamily
 
