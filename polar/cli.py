@@ -367,7 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.set_defaults(fn=cmd_view)
 
     from polar.doctor import add_parser as add_doctor
-    from polar.envs.swe.cli import add_parser as add_swe
+    from polar.envs.images_command import add_parser as add_images
     from polar.evaluation.admission import add_parser as add_admission
     from polar.evaluation.report import add_parser as add_report
     from polar.leaderboard import add_parser as add_leaderboard
@@ -376,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report(sub)
     add_leaderboard(sub)
     add_train(sub)
-    add_swe(sub)
+    add_images(sub)
     add_admission(sub)
 
     harnesses = sub.add_parser("harnesses", help="list the harnesses, or install external ones ahead of time")

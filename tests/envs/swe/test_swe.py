@@ -250,7 +250,7 @@ def test_an_empty_reply_through_each_external_harness_is_graded_unresolved(swe_e
 def _cli(argv):
     import argparse
 
-    from polar.envs.swe.cli import add_parser
+    from polar.envs.images_command import add_parser
     from polar.evaluation.admission import add_parser as add_admission
 
     parser = argparse.ArgumentParser()
