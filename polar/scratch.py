@@ -19,7 +19,8 @@ from pathlib import Path
 
 PREFIX = "polar-run-"
 LOCK = ".owner.lock"
-_roots: dict[int, tuple[Path, int]] = {}  # by pid: a forked child makes its own
+_roots: dict[int, tuple[Path, int]] = {}
+"""By pid (a forked child makes its own): the folder, and the open descriptor whose lock marks it live."""
 
 
 def scratch_root() -> Path:
