@@ -172,10 +172,11 @@ def printed(stdout: str) -> list:
     found = []
     for line in stdout.splitlines():
         try:
-            found.append(json.loads(line))
+            value = json.loads(line)
         except json.JSONDecodeError:
             continue  # Ray's own, "[2026-12-01 22:11:09,000 W ...] ..." among them
-    found = [value for value in found if isinstance(value, (dict, list))]
+        if isinstance(value, (dict, list)):
+            found.append(value)
     assert found, f"the script printed no JSON:\n{stdout[-3000:]}"
     return found
 

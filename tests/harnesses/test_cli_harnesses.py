@@ -48,12 +48,13 @@ def test_oracle_through_the_harness_own_tools_scores_1(env):
 def test_answering_done_scores_0(env):
     """A harness that never reached its model must not pass as a 0: the episode completes, after a model call."""
     trace = run_episode(env, ScriptedPolicy(["done"]), seed=0, task_id="run_length_encoding")
+    declared = declarations()[env.unwrapped.harness.name]
     # Terminus-2 answers a reply that is not its JSON by asking for the JSON again, until the turn budget ends
-    ends = "truncated" if declarations()[env.unwrapped.harness.name].reply_format == "terminus-json" else "completed"
+    ends = "truncated" if declared.reply_format == "terminus-json" else "completed"
     assert (trace.status, trace.reward) == (ends, 0.0) and trace.turns, trace.error
     # a final answer ends a tool-calling agent (not mini-swe-agent: it re-asks until its finish command runs), so
     # any other call is a side agent's
-    if trace.turns[0].request.tools and not declarations()[env.unwrapped.harness.name].finish_command:
+    if trace.turns[0].request.tools and not declared.finish_command:
         assert len(trace.turns) == 1, [t.request.messages[-1] for t in trace.turns[1:]]
 
 
