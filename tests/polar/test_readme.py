@@ -179,9 +179,16 @@ def _by_prefix(table: dict, command: str):
     return next((value for key, value in table.items() if command.startswith(key)), None)
 
 
-def _bash(command: str, workdir: Path) -> subprocess.CompletedProcess:
+def _bash(command: str, workdir: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", command], cwd=workdir, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                          env={**(env or os.environ), "PYTHONUNBUFFERED": "1"})
+
+
+def _fresh_virtualenv(where: Path) -> dict[str, str]:
+    """The environment of a new, empty virtualenv (no polar, no packages but pip's own), first on PATH."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return {**env, "VIRTUAL_ENV": str(where), "PATH": f"{where / 'bin'}:{env['PATH']}"}
 
 
 ITEMS = readme_items()
@@ -229,7 +236,16 @@ def test_readme_item_runs_as_written(item: Item, workdir: Path, bwrap, request):
 
         if gpu_count():
             pytest.skip("on a GPU machine this trains for real, from the hub: training/gpu_check.sh is that check")
-    done = _bash(command, workdir)
+    if command != item.text.split("  #")[0].strip():
+        # The first command as a new user runs it: set-up included, in a fresh virtualenv, so what it installs
+        # (the pinned versions of the local extra alone) is what runs the main job.
+        env = _fresh_virtualenv(workdir / "fresh-venv")
+        done = _bash(item.text.replace("bash scripts/", f"bash {ROOT}/scripts/"), workdir, env)
+        assert done.returncode == 0, f"{item.text}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        doctor = _bash("polar doctor", workdir, env).stdout
+        assert re.search(r"^ok +pins ", doctor, re.MULTILINE), doctor  # the tested versions, not PyPI's newest
+    else:
+        done = _bash(command, workdir)
     absent = _by_prefix(ABSENT, command)
     if absent is not None:
         status, line = absent
