@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from polar import __version__, runtime
 from polar.envs.registration import load_family
@@ -51,6 +52,19 @@ class PolicyFailure:
     not recorded as a turn, since it has no reply; the run goes on with the next episode."""
 
     error: str
+
+
+
+def episode_id(rng: np.random.Generator) -> str:
+    """The id a reset draws from its freshly seeded generator, so a seed fixes its episode's id: the leaderboard
+    checks that each trace's id is its seed's (`seeded_episode_id`)."""
+    return str(uuid.UUID(bytes=rng.bytes(16), version=4))
+
+
+def seeded_episode_id(seed: int) -> str:
+    """The episode id `reset(seed=seed, options={"task_id": ...})` gives, as `polar eval` resets (a reset that picks
+    its own task draws the pick first)."""
+    return episode_id(gym.utils.seeding.np_random(seed)[0])
 
 
 @dataclass
@@ -162,7 +176,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         budget = self.time_limit_s or getattr(task, "agent_timeout_s", None) or DEFAULT_TIME_LIMIT_S
         ep = _Episode(
             task=task,
-            episode_id=str(uuid.UUID(bytes=self.np_random.bytes(16), version=4)),
+            episode_id=episode_id(self.np_random),
             seed=seed,
             policy=Named.model_validate(policy) if policy is not None else None,
             started_at=_now(),

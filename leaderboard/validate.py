@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from polar.envs.polar_env import seeded_episode_id
 from polar.errors import PolarError
 from polar.evaluation.evaluate import EvalRun, episode_seed, results_rows, suite_hash, summarize
 from polar.leaderboard.submission import Manifest, SubmissionError, check_files, opened, read_manifest, read_summary
@@ -90,6 +91,12 @@ def match_episodes(traces: list[tuple[int, Trace]], tasks: list[str], k: int, se
             raise SubmissionError(
                 f"{where}:{lineno}: episode {trace.episode_id} of task {trace.task_id!r} has seed {trace.seed}, "
                 f"which is not episode_seed({seed}, task, sample) for a task of the run and a sample < k={k}")
+        made_by = seeded_episode_id(trace.seed)
+        if trace.episode_id != made_by or any(t.request.episode_id not in (None, made_by) for t in trace.turns):
+            raise SubmissionError(
+                f"{where}:{lineno}: episode {trace.episode_id} of task {trace.task_id!r} says seed {trace.seed}, but "
+                f"a reset with that seed is episode {made_by}: it was played with another seed (a sample of a larger "
+                "run relabelled?)")
         if key in episodes:
             raise SubmissionError(f"{where}:{lineno}: {label(key, trace)} duplicates "
                                   f"{label(key, episodes[key])} on line {lines[key]}")

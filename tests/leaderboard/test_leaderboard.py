@@ -96,6 +96,23 @@ def test_a_missing_episode_is_rejected(sub, capsys):
     assert "incomplete: 3 of 4 episodes; missing balanced_brackets#1" in rejected(sub, capsys)
 
 
+def test_a_best_of_k_relabelled_as_k_1_is_rejected(sub, capsys):
+    """Each task's second sample, its seed rewritten to the first's, in a manifest that says k=1: the episode id
+    a seed fixes gives it away."""
+    def relabel(traces):
+        kept = [t for t in traces if t["seed"] == _seed(t["task_id"], 1)]
+        for t in kept:
+            t["seed"] = _seed(t["task_id"], 0)
+        return kept
+
+    edit_traces(sub, relabel)
+    manifest = json.loads((sub / "manifest.json").read_text())
+    (sub / "manifest.json").write_text(json.dumps({**manifest, "k": 1}))
+    rehash(sub)
+    out = rejected(sub, capsys)
+    assert "but a reset with that seed is episode" in out and "played with another seed" in out
+
+
 def test_a_file_hash_mismatch_is_rejected(sub, capsys):
     summary = json.loads((sub / "summary.json").read_text())
     summary["pass@1"] = 1.0
