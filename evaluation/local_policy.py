@@ -50,7 +50,8 @@ def smollm2_dir() -> Path:
     converted from the installed GGUF the first time and again whenever that GGUF changes."""
     gguf = gguf_path()
     folder = cache_dir("models") / MODEL_NAME
-    source = json.dumps({"gguf": gguf.name, "bytes": gguf.stat().st_size})  # the same file in any virtualenv
+    # the same file in any virtualenv; `layout` changes when the folder's format does, so old folders are redone
+    source = json.dumps({"gguf": gguf.name, "bytes": gguf.stat().st_size, "layout": 2})
     marker = folder / "converted-from.json"
     with locked(folder.with_name(folder.name + ".lock")):
         if not marker.is_file() or marker.read_text() != source:
@@ -76,7 +77,7 @@ def _save_weights(lm: LoadedModel, folder: Path) -> None:
 
     `save_pretrained` on a model loaded from a GGUF is a private behaviour of a few transformers releases (newer
     ones refuse it: "quantized with gguf and is not serializable"); the tensors themselves are ordinary float32."""
-    from safetensors.torch import save_model
+    from safetensors.torch import save_file
 
     folder.mkdir(parents=True)
     config = lm.model.config
@@ -84,7 +85,15 @@ def _save_weights(lm: LoadedModel, folder: Path) -> None:
         del config.quantization_config
     config.save_pretrained(folder)
     lm.model.generation_config.save_pretrained(folder)
-    save_model(lm.model, str(folder / "model.safetensors"), metadata={"format": "pt"})  # tied weights written once
+    # A tied tensor is written once, under its first name (the input embeddings, before `lm_head`): the name
+    # loaders of tied models read, vLLM's included, which never reads `lm_head.weight` then.
+    tensors: dict[str, Any] = {}
+    seen: set[int] = set()
+    for name, tensor in lm.model.state_dict().items():
+        if tensor.data_ptr() not in seen:
+            seen.add(tensor.data_ptr())
+            tensors[name] = tensor.contiguous()
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     lm.tokenizer.save_pretrained(folder)
 
 

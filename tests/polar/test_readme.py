@@ -236,7 +236,7 @@ def test_readme_item_runs_as_written(item: Item, workdir: Path, bwrap, request):
 
         if gpu_count():
             pytest.skip("on a GPU machine this trains for real, from the hub: training/gpu_check.sh is that check")
-    if command != item.text.split("  #")[0].strip():
+    if command != item.text:  # `setup && command`
         # The first command as a new user runs it: set-up included, in a fresh virtualenv, so what it installs
         # (the pinned versions of the local extra alone) is what runs the main job.
         env = _fresh_virtualenv(workdir / "fresh-venv")
