@@ -55,7 +55,7 @@ class PolicyFailure:
 
 
 
-def episode_id(rng: np.random.Generator) -> str:
+def draw_episode_id(rng: np.random.Generator) -> str:
     """The id a reset draws from its freshly seeded generator, so a seed fixes its episode's id: the leaderboard
     checks that each trace's id is its seed's (`seeded_episode_id`)."""
     return str(uuid.UUID(bytes=rng.bytes(16), version=4))
@@ -64,7 +64,7 @@ def episode_id(rng: np.random.Generator) -> str:
 def seeded_episode_id(seed: int) -> str:
     """The episode id `reset(seed=seed, options={"task_id": ...})` gives, as `polar eval` resets (a reset that picks
     its own task draws the pick first)."""
-    return episode_id(gym.utils.seeding.np_random(seed)[0])
+    return draw_episode_id(gym.utils.seeding.np_random(seed)[0])
 
 
 @dataclass
@@ -176,7 +176,7 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         budget = self.time_limit_s or getattr(task, "agent_timeout_s", None) or DEFAULT_TIME_LIMIT_S
         ep = _Episode(
             task=task,
-            episode_id=episode_id(self.np_random),
+            episode_id=draw_episode_id(self.np_random),
             seed=seed,
             policy=Named.model_validate(policy) if policy is not None else None,
             started_at=_now(),
