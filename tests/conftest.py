@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -11,6 +12,29 @@ import pytest
 from support import REPO
 
 CI = os.environ.get("CI") == "true"
+SHARED_SERVERS = frozenset({"vllm_server", "vllm_long_server"})  # fixed ports: one worker serves every test of them
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`-n`, `--dist loadgroup`), keep on one worker the tests that share what is costly to make:
+    every test of a vLLM server, and the tests of one module that share a module- or class-scoped fixture (per value
+    of its parameter, so each parametrized copy can go to its own worker). Every other test runs wherever a worker is
+    free; each worker has its own session fixtures, temporary folders and free ports."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if SHARED_SERVERS & set(item.fixturenames):
+            item.add_marker(pytest.mark.xdist_group("vllm"))
+            continue
+        params = getattr(item, "callspec", None)
+        scoped = [name for name in item.fixturenames
+                  if (defs := info.name2fixturedefs.get(name)) and defs[-1].scope in ("module", "class", "package")]
+        shared = sorted(f"{name}={params.params[name]}" if params and name in params.params else name
+                        for name in scoped)
+        if shared:  # xdist keys a group by the text after the node id's last "@"
+            item.add_marker(pytest.mark.xdist_group(re.sub(r"[^\w.=,-]+", "-", f"{item.path.name}:{','.join(shared)}")))
 
 
 def require_binary(name: str, install: str) -> str:
