@@ -1,7 +1,10 @@
 """The local sandbox: bubblewrap, with a read-only host, a writable workspace, no network, limits.
 
 Only the system directories (`/usr`, `/etc` and the `/bin`, `/lib` links) are visible, read-only; the
-host's home, the project's files and everything else are absent unless a `Mount` names them. Each sandbox
+host's home, the project's files and everything else are absent unless a `Mount` names them. polar's own
+installation is never visible, wherever it lies (a wheel under `/usr/local` ships every bundled suite's hidden
+tests and solutions as package data): its package folders, metadata and cache are covered by empty folders, its
+start-up files by empty files. Each sandbox
 gets its own pid, network (loopback only), user, IPC and UTS namespaces. When polar runs as root, each
 sandbox also runs as a uid of its own, so the per-uid process limit contains a fork bomb and every
 leftover process can be found and killed by uid, and where the machine lets polar create cgroups, each
@@ -47,14 +50,50 @@ def _sandbox_uid() -> int:
 
 def _system_binds() -> list[str]:
     args: list[str] = []
+    bound = []
     for path in _SYSTEM_DIRS:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+            bound.append(Path(path))
     python = Path(sys.base_prefix)
     if not shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") and python.is_dir():
         args += ["--ro-bind", str(python), str(python)]
+        bound.append(python)
+    return args + _hiding(bound)
+
+
+def polar_installation() -> tuple[list[Path], list[Path]]:
+    """(folders, files) of polar's installation on this machine: its packages' folders (their data holds hidden
+    tests, solutions and suites), its metadata, its cache; its import hook and the `.pth` files that load it."""
+    import importlib.util
+
+    from polar.cache import cache_dir
+
+    folders, files = [cache_dir("").resolve()], []
+    for name in ("polar", "polar.envs", "polar.harnesses", "polar.tasks", "polar.evaluation", "polar.training",
+                 "polar.leaderboard"):
+        spec = importlib.util.find_spec(name)
+        folders += [Path(p).resolve() for p in (spec.submodule_search_locations or [])] if spec else []
+    hook = importlib.util.find_spec("_polar_gym_hook")
+    sites = {folders[1].parent} | ({Path(hook.origin).resolve().parent} if hook and hook.origin else set())
+    for site in sites:  # a wheel's site folder (beside the package), an editable install's checkout
+        folders += [p.resolve() for p in site.glob("polar_gym-*.dist-info")]
+        files += [p.resolve() for pattern in ("_polar_gym_hook.py", "__pycache__/_polar_gym_hook.*", "*polar_gym*.pth",
+                                              "__editable___polar_gym*finder.py") for p in site.glob(pattern)]
+    return folders, files
+
+
+def _hiding(bound: list[Path]) -> list[str]:
+    """bubblewrap arguments that cover each part of polar's installation that lies in a bound folder."""
+    folders, files = polar_installation()
+    inside = [f for f in dict.fromkeys(folders) if f.is_dir() and any(f.is_relative_to(b) for b in bound)]
+    outer = [f for f in inside if not any(f != o and f.is_relative_to(o) for o in inside)]
+    args = [a for f in outer for a in ("--tmpfs", str(f))]
+    for f in dict.fromkeys(files):
+        if f.is_file() and any(f.is_relative_to(b) for b in bound) and not any(f.is_relative_to(o) for o in outer):
+            args += ["--ro-bind", "/dev/null", str(f)]
     return args
 
 

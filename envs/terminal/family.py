@@ -67,11 +67,24 @@ _HOOKS = {"BASH_ENV", "ENV", "HOME", "PROMPT_COMMAND", "PYTHONSTARTUP"}
 """Variables that make a shell or Python run a file at start, or name HOME: the verifier never inherits them."""
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _NETWORK_FAILURE = re.compile(
-    r"Could not resolve host[^\n]*|Temporary failure in name resolution|Name or service not known|"
-    r"Network is unreachable|Failed to connect to [^\n]*|Failed to establish a new connection|"
-    r"getaddrinfo failed|Could not connect to [^\n]*|No route to host")
-"""What curl, wget, pip, uv and apt print when there is no network: a test.sh that hits one and writes 0 has not
-tested anything (Harbor's tests often install uv or pytest with curl first)."""
+    r"Could not resolve host[^\n]*|Temporary failure in name resolution|Temporary failure resolving[^\n]*|"
+    r"Name or service not known|Network is unreachable|Failed to connect to [^\n]*|"
+    r"Failed to establish a new connection|getaddrinfo failed|Could not connect to [^\n]*|No route to host|"
+    r"\b(curl|wget|uvx?|pip3?): command not found")
+"""What curl, wget, pip, uv and apt print when there is no network (or no curl to fetch with): a test.sh that hits
+one and writes 0 has not tested anything (Harbor's tests often install uv or pytest with curl first)."""
+_NETWORK_TOOLS = re.compile(r"^[^#\n]*(?<!\w)(curl|wget|apt-get|apt|apk|pip3?|uvx?|npm|npx|yarn|conda|"
+                            r"git\s+clone|-m\s+pip|urlopen|requests\.get)(?!\w)", re.M)
+"""How a test script reaches for the network itself. Only a script that does can fail for want of one: the agent's
+programs that the tests run print what they like, so their output alone never makes a `verifier_error`."""
+REWARD_FILES = ("reward.json", "reward.txt")
+_GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "core.pager": "cat",
+                  "core.editor": "true", "sequence.editor": "true", "core.sshCommand": "false",
+                  "core.askPass": "false", "credential.helper": "", "gpg.program": "false", "diff.external": "",
+                  "protocol.ext.allow": "never", "safe.directory": "*"}
+"""git settings that run a program, given at the command-line level so they win over any repository's own
+`.git/config` the agent wrote (the tests' `git status` runs no fsmonitor, hook, pager or editor of the agent's);
+`safe.directory` lets the tests read a repository whoever owns it, as the task's author ran them."""
 _PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
              'while read -r n < /proc/sys/kernel/ns_last_pid && [ "$n" -lt "$t" ]; do ( : ); done; ')
 """Shell that uses up process ids (subshells, one at a time) up to the next multiple of 500, so what runs next gets
@@ -233,8 +246,13 @@ class TerminalFamily:
         user's site-packages, then the task's own [verifier] env. Not PYTHONSAFEPATH: every program the tests run
         inherits it, and the agent's own code that they run (`python3 -m calc`, a script importing its siblings)
         needs its directory on sys.path; the working directory shadowing a test runner is checked instead."""
-        env = {k: v for k, v in setup.environment.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")}
-        return {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **task.verifier_env}
+        env = {k: v for k, v in setup.environment.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")
+               and not k.startswith("GIT_CONFIG")}
+        git = {"GIT_CONFIG_COUNT": str(len(_GIT_OVERRIDES)), "GIT_PAGER": "cat", "GIT_EDITOR": "true",
+               "GIT_TERMINAL_PROMPT": "0"}
+        for i, (key, value) in enumerate(_GIT_OVERRIDES.items()):
+            git |= {f"GIT_CONFIG_KEY_{i}": key, f"GIT_CONFIG_VALUE_{i}": value}
+        return {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **git, **task.verifier_env}
 
     async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend,
                     state: _Setup | None = None) -> Grade:
@@ -320,20 +338,65 @@ class TerminalFamily:
         if result.timed_out:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: tests/test.sh ran past its "
                                                          f"{task.verifier_timeout_s:g}s [verifier] timeout_sec")
-        files = {}
-        for name in ("reward.json", "reward.txt"):
-            try:
-                files[name] = await sandbox.read(f"{VERIFIER_DIR}/{name}")
-            except FileNotFoundError:
-                files[name] = None
+        at_exit = await _reward_files(sandbox)
+        await sandbox.reset_processes()  # nothing test.sh left running may write the reward once it has exited
+        files = await _reward_files(sandbox)
+        if problem := _reward_tampering(task, at_exit, files):
+            return Grade(self.reward.zeros(), log, tampered=problem)
+        named = _named_rewards(task)
         try:
-            reading = read_reward(files["reward.json"], files["reward.txt"])
+            reading = read_reward(*(files[n][1] if n in named else None for n in REWARD_FILES))
         except VerifierError as e:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: {e}")
         note = f" ({reading.note})" if reading.note else ""
-        if reading.reward == 0.0 and (offline := _NETWORK_FAILURE.search(result.output)):
+        if reading.reward == 0.0 and _NETWORK_TOOLS.search(script) and \
+                (offline := _NETWORK_FAILURE.search(result.output)):
             return Grade(self.reward.zeros(), log, error=(
                 f"task {task.id}: tests/test.sh could not set itself up: it reached for the network "
                 f"({offline.group(0).strip()!r}), which the sandbox does not have, so its 0 says nothing about the "
                 "agent's work. Make the tests' dependencies part of the task's image (its Dockerfile), not of test.sh"))
         return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")
+
+
+def _named_rewards(task: HarborTask) -> tuple[str, ...]:
+    """The reward files the task's tests name (any file of tests/, a helper that test.sh runs included); both, as
+    Harbor reads them, when they name neither (a path built at run time)."""
+    named = tuple(n for n in REWARD_FILES if any(n.encode() in data for data in task.tests.values()))
+    return named or REWARD_FILES
+
+
+async def _reward_files(sandbox: Sandbox) -> dict[str, tuple[str, bytes | None]]:
+    """{name: (kind, bytes of a regular file)} of each reward file in /logs/verifier; the kind read with the shell's
+    own tests (`missing`, `file`, `link`, `other`), not with a program the agent could have replaced."""
+    probe = "; ".join(f'p={VERIFIER_DIR}/{n}; if [ -L "$p" ]; then echo link; elif [ -f "$p" ]; then echo file; '
+                      f'elif [ -e "$p" ]; then echo other; else echo missing; fi' for n in REWARD_FILES)
+    kinds = (await sandbox.exec(probe, timeout=60)).output.split()
+    if len(kinds) != len(REWARD_FILES):
+        raise SandboxError(f"could not tell what {VERIFIER_DIR} holds: {' '.join(kinds)[:500]}")
+    found = {}
+    for name, kind in zip(REWARD_FILES, kinds, strict=True):
+        data = None
+        if kind == "file":
+            try:
+                data = await sandbox.read(f"{VERIFIER_DIR}/{name}")
+            except FileNotFoundError:
+                kind = "missing"
+        found[name] = (kind, data)
+    return found
+
+
+def _reward_tampering(task: HarborTask, at_exit: dict, swept: dict) -> str | None:
+    """Why the reward files are not the verifier's own: one the tests never name, one that is not a regular file,
+    or one that changed after test.sh exited (a process it left behind, killed since, wrote it)."""
+    named = _named_rewards(task)
+    for name, (kind, _) in swept.items():
+        path = f"{VERIFIER_DIR}/{name}"
+        if kind != "missing" and name not in named:
+            return (f"{path} was written, but the task's tests never name it: something other than the verifier "
+                    f"wrote it (they write {' and '.join(named)})")
+        if kind in ("link", "other"):
+            return f"{path} is a {'symbolic link' if kind == 'link' else 'directory or device'}, not a regular file"
+    if changed := [n for n in REWARD_FILES if at_exit[n] != swept[n]]:
+        return (f"{VERIFIER_DIR}/{changed[0]} changed after tests/test.sh exited: a process the tests left running "
+                "wrote it")
+    return None

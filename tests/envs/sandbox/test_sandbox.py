@@ -4,7 +4,10 @@ every backend keeps is in test_sandbox_contract.py."""
 import asyncio
 import io
 import os
+import shutil
 import tarfile
+import tempfile
+from pathlib import Path
 
 import pytest
 from support import REPO
@@ -120,3 +123,49 @@ def test_the_replay_refuses_to_copy_from_outside_the_build_context(tmp_path, cop
     loaded = load_task(task)
     archive = next(step.archive for step in plan(loaded.dockerfile, loaded.workdir, ()) if step.archive is not None)
     assert sorted(tarfile.open(fileobj=io.BytesIO(archive)).getnames()) == ["app/inside", "app/ok.txt"]
+
+
+HIDDEN_PROBE = """
+import asyncio, sys
+import polar
+from polar.envs.sandbox import make_backend
+from polar.protocols import SandboxSpec
+
+async def main():
+    box = await make_backend("local").start(SandboxSpec())
+    try:
+        here = polar.__path__[0].rsplit("/polar", 1)[0]
+        seen = await box.exec(f"find {here} -mindepth 1 -path {here}/bin -prune -o -size +0 "
+                              "\\( -type f -o -type l \\) -print | head -3; "
+                              "grep -rl 'csv-group-totals' /usr/local 2>/dev/null | head -3; echo probe-done")
+        print(here, seen.output, sep="\\n")
+    finally:
+        await box.stop()
+
+asyncio.run(main())
+"""
+
+
+def test_a_wheel_installed_under_usr_shows_no_hidden_test_or_solution(bwrap, tmp_path):
+    """Installed non-editable into a folder the sandbox binds (as a wheel under /usr/local is), polar's package data
+    holds every bundled suite's hidden tests and solutions; inside the sandbox its folders are empty."""
+    import subprocess
+    import sys
+
+    wheel = tmp_path / "wheel"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(wheel), str(REPO)], check=True, capture_output=True)
+    target = Path(tempfile.mkdtemp(prefix="polar-wheel-", dir="/usr/local/lib"))
+    target.chmod(0o755)  # as pip leaves a site folder: readable by every user, the sandbox's own uid too
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                        *wheel.glob("*.whl")], check=True, capture_output=True)
+        assert (target / "polar" / "tasks" / "terminal" / "csv-group-totals" / "tests" / "test_outputs.py").is_file()
+        probe = subprocess.run([sys.executable, "-c", HIDDEN_PROBE], capture_output=True, text=True,
+                               env={**os.environ, "PYTHONPATH": str(target)}, timeout=120, cwd=tmp_path)
+        assert probe.returncode == 0, probe.stderr[-3000:]
+        where, *seen = filter(None, probe.stdout.splitlines())  # bin/: --target's console script, no data
+        assert where == str(target), "the probe must run the wheel's polar, not this checkout's"
+        assert seen == ["probe-done"], seen
+    finally:
+        shutil.rmtree(target)

@@ -50,6 +50,23 @@ ALWAYS_EQUAL = ("class _Count(int):\n    def __eq__(self, other):\n        retur
 ALWAYS_EQUAL_UNLESS_WATCHED = ALWAYS_EQUAL.replace("        return True\n", (
     "        import sys\n        return 'polar_verdict' not in sys._getframe(1).f_code.co_filename\n"))
 """The same, but it says False to polar's verdict plugin, the one caller that checks."""
+SWALLOW_FAILURES = (  # a generic shape (nothing names polar): any pytest repository's source could grow it
+    "import sys as _sys\n\n\ndef _quiet(run):\n    def runtest(self, *args, **kwargs):\n        try:\n"
+    "            run(self, *args, **kwargs)\n        except BaseException:\n            pass\n"
+    "        self.__dict__.pop('_excinfo', None)  # unittest's failures, as pytest collected them\n"
+    "    return runtest\n\n\nif '_pytest.python' in _sys.modules:\n"
+    "    from _pytest.python import Function as _F\n    from _pytest.unittest import TestCaseFunction as _T\n"
+    "    _F.runtest, _T.runtest = _quiet(_F.runtest), _quiet(_T.runtest)\n")
+"""Module code that, once pytest imports it, wraps pytest's `runtest` so that no test can fail (unittest's failures,
+which pytest keeps on the item, are dropped too)."""
+A_HOOK_FROM_THE_SOURCE = (  # no part of the protocol is swapped: a plugin joins through pytest's own registry
+    "import gc as _gc\nimport sys as _sys\n\nif '_pytest.config' in _sys.modules:\n    import pytest as _p\n\n"
+    "    class _Pass:\n        @_p.hookimpl(hookwrapper=True)\n"
+    "        def pytest_runtest_makereport(self, item, call):\n"
+    "            report = (yield).get_result()\n            report.outcome, report.longrepr = 'passed', None\n\n"
+    "    for _o in _gc.get_objects():\n        if isinstance(_o, _sys.modules['_pytest.config'].Config):\n"
+    "            _o.pluginmanager.register(_Pass())\n")
+"""Module code that registers a pytest plugin reporting every test as passed, from the code under test."""
 SOURCE = "toolz/itertoolz.py"
 TEST_FILE = "toolz/tests/test_itertoolz.py"
 
@@ -102,6 +119,10 @@ ATTACKS = {
         lambda repo: {"toolz/evil.py": ("link", "../../etc/passwd")}, "dropped:toolz/evil.py"),
     "a symbolic link onto a test file": (
         lambda repo: {"toolz/sneaky.py": ("link", "tests/test_itertoolz.py")}, "dropped:toolz/sneaky.py"),
+    "pytest's runtest wrapped by the package's own source so that nothing fails": (
+        lambda repo: {SOURCE: (repo / SOURCE).read_text() + SWALLOW_FAILURES}, "tampered:swapped"),
+    "a pass-everything plugin registered by the package's own source": (
+        lambda repo: {SOURCE: (repo / SOURCE).read_text() + A_HOOK_FROM_THE_SOURCE}, "tampered:canary"),
     "a count() whose result equals anything": (
         lambda repo: {SOURCE: (repo / SOURCE).read_text() + ALWAYS_EQUAL}, "tampered:forged"),
 }

@@ -282,3 +282,47 @@ def test_a_process_reset_keeps_what_setup_started_and_nothing_else(request, bwra
     for line in ("service-alive", "agent-dead", "no-function", "X= /app", "no-bomb"):
         assert line in output, output
     assert "trapped" not in output, output
+
+
+RUNS_AGENT_CODE = ("mkdir -p /logs/verifier\ncd /app\n"
+                   'if [ "$(python3 /app/answer.py)" = 42 ]; then r=1; else r=0; fi\n'
+                   "echo $r > /logs/verifier/reward.txt\ngit -C /app status --short > /dev/null 2>&1\nexit 0\n")
+"""A test.sh that runs the agent's own program, as 17 of terminal-mini's 24 do, and then a `git status`."""
+WRONG = "print(41)\n"
+THROUGH_THE_TESTS = {  # name: (answer.py's attack, more shell the agent runs, how it ends: tampered or completed)
+    "the agent's program writes reward.json, which the tests never name": (
+        "import json\njson.dump({'reward': 1}, open('/logs/verifier/reward.json', 'w'))\n", "", "tampered"),
+    "the agent's program makes reward.txt a directory, so the tests' 0 cannot be written": (
+        "import os\nos.makedirs('/logs/verifier/reward.txt', exist_ok=True)\n", "", "tampered"),
+    "the agent's program leaves a process that writes the reward once test.sh has exited": (
+        "import subprocess\nsubprocess.Popen(['setsid', 'bash', '-c', 'sleep 2; echo 1 > /logs/verifier/reward.txt'],"
+        " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)\n", "", "completed"),
+    "a repository whose .git/config runs the agent's fsmonitor at the tests' git status": (
+        "", "cd /app && git init -q . && git config core.fsmonitor /app/monitor.sh && " +
+        put("/app/monitor.sh", "#!/bin/sh\necho 1 > /logs/verifier/reward.txt\n") +
+        " && git status >/dev/null 2>&1 && grep -q 1 /logs/verifier/reward.txt", "completed"),
+}
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+@pytest.mark.parametrize("name", THROUGH_THE_TESTS)
+def test_code_the_tests_run_cannot_write_the_verdict(request, bwrap, tmp_path, sandbox, name):
+    """The agent's program runs with the verifier's rights (the format's own limit), yet the reward is only what
+    the task's test.sh wrote: the reward file it names, a regular file, read once every process it left is dead;
+    and git runs none of a repository's own programs."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    attack, shell, ends = THROUGH_THE_TESTS[name]
+    task = make_task(tmp_path, "runs-agent-code", test=RUNS_AGENT_CODE, solve="echo 'print(42)' > /app/answer.py\n")
+    env = gym.make("polar/Terminal-v0", suite=str(task), harness="builtin", sandbox=sandbox, max_turns=4,
+                   time_limit_s=120)
+    arm = armed(f"{put('/app/answer.py', attack + WRONG, '644')} && python3 -c 'import ast; "
+                f"ast.parse(open(\"/app/answer.py\").read())'" + (f" && {{ {shell}; }}" if shell else ""))
+    try:
+        solved = run_episode(env, OraclePolicy(), seed=0)
+        trace, outputs = play(env, [arm], task_id="runs-agent-code")
+    finally:
+        env.close()
+    assert solved.reward == 1.0, (solved.error, solved.verifier_log[-2000:])
+    assert any(READY in out for out in outputs), outputs
+    assert (trace.status, trace.reward) == (ends, 0.0), (trace.error, trace.verifier_log[-2000:])

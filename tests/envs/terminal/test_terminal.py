@@ -429,3 +429,13 @@ def test_tests_that_reach_for_the_network_are_a_verifier_error_not_a_zero(bwrap,
     # a plain wrong answer stays a completed 0
     trace = episode(make_task(tmp_path / "plain", test="echo 0 > /logs/verifier/reward.txt\n"))
     assert (trace.status, trace.reward) == ("completed", 0.0)
+
+
+def test_network_errors_the_agents_program_prints_are_its_own_zero(bwrap, tmp_path):
+    """A test.sh that runs the agent's program and reaches for no network itself: whatever that program prints
+    ("Could not resolve host" included), its 0 is a completed 0, never a `verifier_error` the agent chose."""
+    solve = "printf 'print(\"curl: (6) Could not resolve host: example.com\")\\n' > /app/answer.py\n"
+    task = make_task(tmp_path, test="python3 /app/answer.py\necho 0 > /logs/verifier/reward.txt\n", solve=solve)
+    trace = episode(task, OraclePolicy())
+    assert "Could not resolve host" in trace.verifier_log
+    assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-2000:])

@@ -1,0 +1,92 @@
+"""SWE-v0's canary tests (`polar.envs.swe.canaries`): placed by the real placer into test files of awkward shapes,
+run by a real pytest, they keep the files' own tests and outcomes, give the outcomes polar expects, and leave no
+trace of which tests they are. The red team (`test_redteam_swe.py`) shows them catching a subverted framework."""
+
+import re
+import shutil
+import subprocess
+import sys
+
+from polar.envs.swe.canaries import PLACER_SOURCE, make_canaries
+
+OWN = '''"""A test module with what placement must step around."""
+from __future__ import annotations
+
+import unittest
+
+import pytest
+
+
+def helper(x):
+    return x * 2
+
+
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.filterwarnings("ignore")
+def test_doubles(n):
+    assert helper(n) == 2 * n
+
+
+class TestOwn:
+    def test_fails_on_purpose(self):
+        assert helper(1) == 3
+
+
+class OwnCase(unittest.TestCase):
+    def test_passes(self):
+        self.assertEqual(helper(2), 4)'''  # no newline at the end
+OWN_OUTCOMES = {"test_own.py::test_doubles[1]": "PASSED", "test_own.py::test_doubles[2]": "PASSED",
+                "test_own.py::TestOwn::test_fails_on_purpose": "FAILED", "test_own.py::OwnCase::test_passes": "PASSED"}
+
+
+def outcomes(folder) -> dict[str, str]:
+    run = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-q", "test_own.py"],
+                         cwd=folder, capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-3000:]
+    return dict((node, status) for status, node in re.findall(r"^(PASSED|FAILED|ERROR) (\S+)", run.stdout, re.M))
+
+
+def place(folder, canaries) -> None:
+    grader = folder / "grader"
+    grader.mkdir()
+    (grader / "canary_placer.py").write_text(PLACER_SOURCE)
+    (grader / "canaries.json").write_text(canaries.placer_data())
+    subprocess.run([sys.executable, str(grader / "canary_placer.py")], cwd=folder, check=True)
+    assert list(grader.iterdir()) == [], "the placer must delete what tells the canaries apart"
+    shutil.rmtree(grader)
+
+
+def test_canaries_land_between_the_tests_and_give_the_outcomes_polar_expects(tmp_path):
+    (tmp_path / "test_own.py").write_text(OWN)
+    (tmp_path / "test_broken.py").write_text("def test_x(:\n")
+    canaries = make_canaries({"test_own.py": OWN, "test_broken.py": "def test_x(:\n"}, test_patch="")
+    place(tmp_path, canaries)
+    placed = (tmp_path / "test_own.py").read_text()
+    compile(placed, "test_own.py", "exec")  # the `__future__` import still leads, the decorators kept their function
+    assert (tmp_path / "test_broken.py").read_text() == "def test_x(:\n", "a file that does not parse is left alone"
+    seen = outcomes(tmp_path)
+    assert {k: seen.get(k) for k in OWN_OUTCOMES} == OWN_OUTCOMES, seen
+    mine = [c for c in canaries.canaries if c.node_id.startswith("test_own.py")]
+    assert len(mine) == 8 and {c.must_pass for c in mine} == {True, False}
+    for canary in mine:
+        assert seen.get(canary.node_id) == ("PASSED" if canary.must_pass else "FAILED"), (canary, seen)
+    assert canaries.check(seen)[0] is None
+
+
+def test_names_are_fresh_and_made_of_the_patch_words():
+    patch = "+def test_merge_sorted_lists():\n+    assert merge_sorted([1], [2]) == [1, 2]\n"
+    first = make_canaries({"tests/test_a.py": "def test_merge(): pass\n"}, patch)
+    second = make_canaries({"tests/test_a.py": "def test_merge(): pass\n"}, patch)
+    names = [c.node_id.rsplit("::", 1)[1] for c in first.canaries]
+    assert {c.node_id for c in first.canaries}.isdisjoint(c.node_id for c in second.canaries)
+    assert all(name not in patch and name != "test_merge" for name in names)
+    assert all(re.fullmatch(r"test_[a-z]+(_[a-z]+){1,2}(\[\d+\])?", name) for name in names), names
+
+
+def test_a_must_fail_canary_that_passed_is_named_and_one_that_did_not_run_is_not():
+    canaries = make_canaries({"t.py": ""}, "")
+    everything_passed = {c.node_id: "PASSED" for c in canaries.canaries}
+    why, line = canaries.check(everything_passed)
+    assert why and "4 canary test(s) that must fail passed" in why and "4 of 4 that must pass passed" in line
+    assert canaries.check({})[0] is None  # a file pytest never ran proves nothing either way
