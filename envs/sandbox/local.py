@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 import time
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 from polar.envs.sandbox.cgroup import Cgroup
@@ -64,6 +64,7 @@ def _system_binds() -> list[str]:
     return args + _hiding(bound)
 
 
+@cache
 def polar_installation() -> tuple[list[Path], list[Path]]:
     """(folders, files) of polar's installation on this machine: its packages' folders (their data holds hidden
     tests, solutions and suites), its metadata, its cache; its import hook and the `.pth` files that load it."""

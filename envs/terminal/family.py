@@ -341,9 +341,9 @@ class TerminalFamily:
         at_exit = await _reward_files(sandbox)
         await sandbox.reset_processes()  # nothing test.sh left running may write the reward once it has exited
         files = await _reward_files(sandbox)
-        if problem := _reward_tampering(task, at_exit, files):
-            return Grade(self.reward.zeros(), log, tampered=problem)
         named = _named_rewards(task)
+        if problem := _reward_tampering(named, at_exit, files):
+            return Grade(self.reward.zeros(), log, tampered=problem)
         try:
             reading = read_reward(*(files[n][1] if n in named else None for n in REWARD_FILES))
         except VerifierError as e:
@@ -385,10 +385,9 @@ async def _reward_files(sandbox: Sandbox) -> dict[str, tuple[str, bytes | None]]
     return found
 
 
-def _reward_tampering(task: HarborTask, at_exit: dict, swept: dict) -> str | None:
+def _reward_tampering(named: tuple[str, ...], at_exit: dict, swept: dict) -> str | None:
     """Why the reward files are not the verifier's own: one the tests never name, one that is not a regular file,
     or one that changed after test.sh exited (a process it left behind, killed since, wrote it)."""
-    named = _named_rewards(task)
     for name, (kind, _) in swept.items():
         path = f"{VERIFIER_DIR}/{name}"
         if kind != "missing" and name not in named:
