@@ -1,10 +1,11 @@
 """Checking a submission: every claim in it is recomputed from the traces, the installed suite and a re-grade.
 
 `check` does everything that needs no sandbox, cheapest first: the files and their hashes, the manifest's
-schema, the env and the suite's content hash, each trace against `polar/trace.schema.json`, the traces
-against the manifest, completeness (every task x k, no duplicates, the seeds `polar eval` uses), each reward
-against its components, and summary.json and results.parquet recomputed from the traces. `validate` adds
-re-grading (`polar.leaderboard.regrade`). The first problem found raises `SubmissionError` with the reason.
+schema, the env, the suite's content hash and that the run covers every task of the suite, each trace against
+`polar/trace.schema.json`, the traces against the manifest, completeness (every task x k, no duplicates, the seeds
+`polar eval` uses), each reward against its components, and summary.json and results.parquet recomputed from the
+traces. `validate` adds re-grading (`polar.leaderboard.regrade`). The first problem found raises `SubmissionError`
+with the reason.
 """
 
 from __future__ import annotations
@@ -123,6 +124,13 @@ def check_suite(manifest: Manifest, family: Any) -> dict[str, Any]:
                               f"{manifest.suite!r}")
     if len(set(manifest.tasks)) != len(manifest.tasks):
         raise SubmissionError("manifest.json: field tasks names a task twice")
+    left_out = sorted(set(installed) - set(manifest.tasks))
+    if left_out:
+        raise SubmissionError(
+            f"manifest.json: the run covers {len(manifest.tasks)} of the {len(installed)} tasks of suite "
+            f"{manifest.suite!r} (it leaves out {', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}): a "
+            "submission measures the whole suite; rerun `polar eval` without --tasks, or make a suite folder of the "
+            "tasks you mean and pass it as --suite")
     tasks = {t: installed[t] for t in manifest.tasks}
     actual = suite_hash(list(tasks.values()))
     if actual != manifest.suite_hash:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from support.leaderboard_runs import suite_of
 
 from polar.trace import read_jsonl
 
@@ -32,7 +33,8 @@ def test_eval_report_submit_validate(request, bwrap, env_id, sandbox, tmp_path):
         request.getfixturevalue("chromium")
     suite, task = CASES[env_id]
     run = tmp_path / "run"
-    done = polar("eval", env_id, "--policy", "oracle", "--suite", suite, "--tasks", task, "--sandbox", sandbox,
+    one_task = suite_of(env_id, suite, (task,), tmp_path / "suite")  # a submission covers its whole suite
+    done = polar("eval", env_id, "--policy", "oracle", "--suite", str(one_task), "--sandbox", sandbox,
                  "--out", str(run))
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((run / "summary.json").read_text())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -39,7 +41,8 @@ def test_submit_validate_build(runs, packed, tmp_path, capsys):
     manifest = json.loads((packed / "manifest.json").read_text())
     assert sorted(p.name for p in packed.iterdir()) == ["manifest.json", *DATA_FILES]
     assert manifest["schema"] == "polar.submission/v1" and manifest["name"] == "oracle-builtin"
-    assert manifest["tasks"] == list(TASKS) and manifest["k"] == 2 and manifest["suite"] == "code-mini"
+    assert manifest["tasks"] == list(TASKS) and manifest["k"] == 2
+    assert Path(manifest["suite"]).name == "code-two"
     assert manifest["suite_hash"] == json.loads((runs["oracle"] / "run.json").read_text())["suite_hash"]
     assert manifest["harness"]["name"] == "builtin" and manifest["harness"]["version"]
     assert manifest["files"]["traces.jsonl"] == sha256(packed / "traces.jsonl")
@@ -78,6 +81,27 @@ def test_submit_refuses_an_incomplete_run(runs, tmp_path, capsys):
     assert leaderboard("submit", str(run), "--out", str(tmp_path / "sub")) == 2
     assert "incomplete: 3 of 4 episodes; missing" in capsys.readouterr().err
     assert not (tmp_path / "sub").exists()
+
+
+def test_a_run_of_part_of_a_suite_is_refused(tmp_path, bwrap, capsys):
+    """`polar eval --tasks` is for looking; a submission measures the whole suite it names."""
+    done = subprocess.run([sys.executable, "-m", "polar.cli", "eval", "polar/Code-v0", "--policy", "oracle", "--suite",
+                           "code-mini", "--tasks", "caesar_cipher", "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert leaderboard("submit", str(tmp_path / "run"), "--out", str(tmp_path / "sub")) == 2
+    err = capsys.readouterr().err
+    assert "the run covers 1 of the 5 tasks of suite 'code-mini' (it leaves out balanced_brackets" in err, err
+    assert "rerun `polar eval` without --tasks" in err and not (tmp_path / "sub").exists()
+
+
+def test_a_submission_cut_down_to_its_solved_task_is_rejected(sub, capsys):
+    """The traces and manifest of one task of the two, re-signed: pass@1 1.000 'on the suite' from half of it."""
+    edit_traces(sub, lambda traces: [t for t in traces if t["task_id"] == "caesar_cipher"])
+    manifest = json.loads((sub / "manifest.json").read_text())
+    (sub / "manifest.json").write_text(json.dumps({**manifest, "tasks": ["caesar_cipher"]}))
+    rehash(sub)
+    assert "the run covers 1 of the 2 tasks of suite" in rejected(sub, capsys)
 
 
 def test_an_edited_reward_in_results_is_rejected(sub, capsys):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.leaderboard_runs import edit_traces, leaderboard, rehash, rejected
+from support.leaderboard_runs import edit_traces, leaderboard, rehash, rejected, suite_of
 
 TASKS = ("csv-group-totals", "git-revert-commit")
 NO_CHANGES = {"changes": [], "deleted": [], "ended": []}
@@ -19,8 +19,9 @@ NO_CHANGES = {"changes": [], "deleted": [], "ended": []}
 
 
 def polar_eval(out: Path, sandbox: str) -> Path:
+    suite = suite_of("polar/Terminal-v0", "terminal-mini", TASKS, out.parent / "terminal-two")
     done = subprocess.run([sys.executable, "-m", "polar.cli", "eval", "polar/Terminal-v0", "--policy", "oracle",
-                           "--suite", "terminal-mini", "--tasks", ",".join(TASKS), "-j", "2", "--sandbox", sandbox,
+                           "--suite", str(suite), "-j", "2", "--sandbox", sandbox,
                            "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return out

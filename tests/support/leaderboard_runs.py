@@ -4,6 +4,7 @@ leaderboard's tests."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,33 @@ def leaderboard(*argv: str) -> int:
     return main(["leaderboard", *argv])
 
 
-def polar_eval(out: Path, policy: str, k: int = 2) -> Path:
+def suite_of(env_id: str, suite: str, tasks: tuple[str, ...], where: Path) -> Path:
+    """A suite of only `tasks` of the bundled `suite`, in the family's own format, under `where`: a submission
+    covers its whole suite, and the tests' runs stay a task or two long."""
+    from polar.tasks import code, harbor, swe, web
+
+    where.mkdir(parents=True, exist_ok=True)
+    if env_id in ("polar/Code-v0", "polar/Terminal-v0"):  # a folder of task folders
+        bundled = code.BUNDLED if env_id == "polar/Code-v0" else harbor.SUITES[suite]
+        for task in tasks:
+            if not (where / task).exists():
+                shutil.copytree(bundled / task, where / task)
+        return where
+    if env_id == "polar/SWE-v0":  # instance rows
+        rows = [line for line in swe.SUITES[suite].read_text().splitlines()
+                if line.strip() and json.loads(line)["instance_id"] in tasks]
+        (where / "suite.jsonl").write_text("".join(f"{row}\n" for row in rows))
+        return where / "suite.jsonl"
+    data = json.loads(web.SUITES[suite].read_text())  # Web-v0: one suite file
+    (where / "suite.json").write_text(json.dumps({**data, "tasks": [t for t in data["tasks"] if t["id"] in tasks]}))
+    return where / "suite.json"
+
+
+def polar_eval(out: Path, policy: str, k: int = 2, suite: Path | None = None) -> Path:
+    """`polar eval` of Code-v0 on TASKS (a suite folder of them beside `out` unless `suite`)."""
+    suite = suite or suite_of("polar/Code-v0", "code-mini", TASKS, out.parent / "code-two")
     done = subprocess.run([sys.executable, "-m", "polar.cli", "eval", "polar/Code-v0", "--policy", policy,
-                           "--suite", "code-mini", "--tasks", ",".join(TASKS), "-k", str(k), "-j", "2",
+                           "--suite", str(suite), "-k", str(k), "-j", "2",
                            "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return out
