@@ -89,6 +89,17 @@ class Expectation:
             (self.op == "length" and self.value == 0)
 
     @property
+    def counting(self) -> bool:
+        """A `length` check counts items and names none: any item makes `cart` length 1, deleting the wrong cards
+        makes `cards` length 6. Partial credit counts it only beside the checks on its collection (its path and
+        below), when they all pass."""
+        return self.op == "length"
+
+    def within(self, other: Expectation) -> bool:
+        """This check looks at `other`'s path or below it."""
+        return self.path == other.path or self.path.startswith(other.path + ".")
+
+    @property
     def parent(self) -> str:
         """The path of the object holding this check's field ("" at the top)."""
         return self.path.rpartition(".")[0]

@@ -6,8 +6,9 @@ harness offers them as function tools, external harnesses reach them over MCP th
 sandbox has no network, so the app is reachable through the browser alone.
 
 Grading reads the app's state, never the page or what the agent says: `success` when every check of the task
-passes, plus capped partial credit for the checks the agent made pass (checks that the untouched app already
-passes earn nothing, so doing nothing scores 0).
+passes, plus capped partial credit for the checks the agent made pass that name the task's own objects (checks
+that the untouched app already passes earn nothing, so doing nothing scores 0; a count or a removal counts only
+beside the checks that name what it counts or removes: `_grade_state`).
 """
 
 from __future__ import annotations
@@ -105,16 +106,24 @@ class WebFamily:
 
     def _grade_state(self, task: WebTask, state: dict, passed_at_start: frozenset[str]) -> Grade:
         """`success` when every check passes. `checks_frac` is the share of the checks the untouched app fails
-        that pass now, where a removal check (`Expectation.removal`) counts only when the constructive checks on
-        its object (same parent path) exist and all pass: deleting a page's text or every card earns nothing."""
+        that pass now, counting only checks that name the task's own objects: a count (`Expectation.counting`)
+        counts only when the checks on its collection exist and all pass, and a removal check
+        (`Expectation.removal`) only when the constructive checks on its object (same parent path) exist and all
+        pass. Deleting a page's text or every card, a wrong item in the cart or the wrong cards deleted earn
+        nothing."""
         results = [(e, e.holds(state)) for e in task.expect]
         earned, to_earn = 0, 0
         for e, ok in results:
-            beside = [c_ok for c, c_ok in results if not c.removal and c.parent == e.parent]
-            if e.describe() in passed_at_start or (e.removal and not beside):
+            if e.counting:
+                beside = [c_ok for c, c_ok in results if c is not e and c.within(e)]
+            elif e.removal:
+                beside = [c_ok for c, c_ok in results if not c.removal and not c.counting and c.parent == e.parent]
+            else:
+                beside = [True]
+            if e.describe() in passed_at_start or not beside:
                 continue
             to_earn += 1
-            earned += ok and (not e.removal or all(beside))
+            earned += ok and all(beside)
         components = {"success": float(all(ok for _, ok in results)),
                       "checks_frac": earned / to_earn if to_earn else 0.0}
         log = "\n".join(f"{'PASS' if ok else 'FAIL'} {e.describe()}" for e, ok in results)

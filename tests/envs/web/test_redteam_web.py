@@ -2,7 +2,8 @@
 
 Web-v0 grades the app's server-side state, which the agent changes only through the browser (its sandbox has no
 network; the browser is bound to the app's origin). What a policy can still try is to make checks pass by
-destroying state: deleting a page's text satisfies an `excludes` check, deleting every card satisfies `absent`.
+destroying state or counting the wrong things: deleting a page's text satisfies an `excludes` check, deleting every
+card satisfies `absent`, any item in the cart satisfies `cart` has length 1.
 Each attack below is a state the agent could reach through the app; each must score 0 through the leaderboard's
 re-grading path (`WebFamily.regrade`, the same decision the live episode takes), while honest progress still
 earns partial credit and the reference outcome scores 1.
@@ -54,11 +55,24 @@ def _every_done_card_deleted(state: dict[str, Any]) -> None:
     state["cards"] = {name: card for name, card in state["cards"].items() if card["status"] != "done"}
 
 
+def _a_wrong_item_in_the_cart(state: dict[str, Any]) -> None:
+    assert state["cart"] == {} and "teapot" not in state["cart"]
+    state["cart"]["teapot"] = 1
+
+
+def _two_cards_that_must_stay_deleted(state: dict[str, Any]) -> None:
+    keep = {"Prepare Q3 report", "Refresh test data", "Review pull requests"}
+    for name in [n for n in state["cards"] if n not in keep][:2]:
+        del state["cards"][name]
+
+
 ATTACKS: dict[str, tuple[str, Callable[[dict[str, Any]], None]]] = {
     "blank page satisfies excludes": ("wiki-ferry-edit", _blank_ferry_page),
     "replaced page satisfies excludes": ("wiki-ferry-edit", _ferry_page_replaced),
     "every card deleted satisfies absent": ("board-sam-cleanup", _every_card_deleted),
     "over-deleting satisfies absent": ("board-sam-cleanup", _every_done_card_deleted),
+    "a wrong item in the cart satisfies a length": ("shop-towels-to-cart", _a_wrong_item_in_the_cart),
+    "the wrong cards deleted satisfy a length": ("board-sam-cleanup", _two_cards_that_must_stay_deleted),
 }
 
 
