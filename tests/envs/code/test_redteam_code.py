@@ -115,6 +115,27 @@ class Anything(str):
 
 encode = decode = lambda text: Anything("?")
 """,
+    # a round trip the module answers without encoding: what encode returns remembers its input, and decode hands
+    # it back (it travels to the test as a handle, or as a str carrying its secret, and back to the module the same)
+    "opaque_handle_round_trip": """
+class Remembered:
+    def __init__(self, text):
+        self.text = text
+
+encode = Remembered
+decode = lambda encoded: encoded.text
+""",
+    "str_subclass_remembering_the_text": """
+class Remembered(str):
+    pass
+
+def encode(text):
+    r = Remembered("x")
+    r.text = text
+    return r
+
+decode = lambda encoded: encoded.text
+""",
     # patch what the tests run on: builtins, sys.modules, the test functions themselves
     "monkeypatch_tests_and_builtins": """
 import builtins, gc, sys, types

@@ -44,7 +44,9 @@ def test_to_camel_upper_first():
 
 def test_roundtrip_snake_camel():
     for name in ("parse_json_value", "a_bc_d", "load2_items"):
-        assert to_snake(to_camel(name)) == name
+        camel = to_camel(name)
+        assert type(camel) is str  # the text itself, not an object that remembers the name
+        assert to_snake(camel) == name
 
 
 def test_single_letter_words_merge_when_recamelled():

@@ -53,7 +53,9 @@ def test_to_csv():
 def test_roundtrip():
     rows = [[""], ["", ""], ["a"], ['"'], [" lead", "trail "], ["x;y", "1,2", "\r\n"], ["z"]]
     for delim in (",", ";", "|"):
-        assert parse_csv(to_csv(rows, delim), delim) == rows
+        text = to_csv(rows, delim)
+        assert type(text) is str  # the text itself, not an object that remembers the rows
+        assert parse_csv(text, delim) == rows
 
 
 def test_invalid_delimiters_and_rows():

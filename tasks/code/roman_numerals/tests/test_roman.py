@@ -45,4 +45,6 @@ def test_from_roman_rejects_garbage():
 
 def test_roundtrip_all():
     for n in range(1, 4000):
-        assert from_roman(to_roman(n)) == n
+        numeral = to_roman(n)
+        assert type(numeral) is str  # the text itself, not an object that remembers n
+        assert from_roman(numeral) == n

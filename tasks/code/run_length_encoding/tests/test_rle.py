@@ -47,4 +47,6 @@ def test_decode_malformed():
 def test_roundtrip():
     samples = ["hello   world!!", "mississippi", "x", "ab" * 5, "~~~~~~~~~~~~~~~~~~~~~~~~~~~"]
     for s in samples:
-        assert decode(encode(s)) == s
+        encoded = encode(s)
+        assert type(encoded) is str  # the text itself, not an object that remembers s
+        assert decode(encoded) == s
