@@ -5,8 +5,8 @@ Code under test runs inside pytest's process and can change how pytest or unitte
 (wrap `runtest`, swallow exceptions, clear unittest's failure list, add a hook). Whatever it changes applies to the
 canaries too, unless it can tell them from the repository's own new tests: their names are made of the words of
 the test patch itself, they sit between the file's own tests at random places, and what tells polar which tests are
-canaries is deleted before pytest starts (`canary_placer.py`). A canary that must fail and passed is tampering.
-The canaries that must pass show that the canaries ran at all (a file pytest skipped whole proves nothing).
+canaries is deleted before pytest starts (`canary_placer.py`). A canary that must fail and passed (or xfailed) is
+tampering. The canaries that must pass show that the canaries ran at all (a file pytest skipped whole proves nothing).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ _WORDS = ("value", "result", "items", "empty", "default", "order", "nested", "si
           "format", "parse", "merge", "update", "basic", "simple", "large", "small", "missing", "extra", "none",
           "types", "mixed", "unicode", "strings", "numbers", "first", "last", "length", "repeat", "invalid", "output")
 _PASSED = ("PASSED", "XPASS")
+_NOT_FAILED = (*_PASSED, "XFAIL")
+"""What a canary that must fail may not end as: an expected failure is a failure that was not reported."""
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,13 @@ class CanarySet:
 
     def check(self, outcomes: dict[str, str]) -> tuple[str | None, str]:
         """(why the record shows a subverted framework, or None; a line for the log) from the recorded outcomes."""
-        passed = [c.node_id for c in self.canaries if not c.must_pass and outcomes.get(c.node_id) in _PASSED]
+        passed = [c.node_id for c in self.canaries if not c.must_pass and outcomes.get(c.node_id) in _NOT_FAILED]
         ran = sum(outcomes.get(c.node_id) in _PASSED for c in self.canaries if c.must_pass)
         line = (f">>>>> polar canaries: {len(self.canaries)} in {len(self.blocks)} file(s); "
                 f"{ran} of {sum(c.must_pass for c in self.canaries)} that must pass passed\n")
         if passed:
-            return (f"{len(passed)} canary test(s) that must fail passed: something in the repository changed how "
-                    f"the test framework runs or reports tests"), line
+            return (f"{len(passed)} canary test(s) that must fail passed or xfailed: something in the repository "
+                    f"changed how the test framework runs or reports tests"), line
         return None, line
 
 

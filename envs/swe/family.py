@@ -114,6 +114,12 @@ class Verdict:
     forged: dict[str, str]
     found: bool
     swapped: dict[str, str]
+    undeclared_xfail: frozenset[str] = frozenset()
+    """Tests recorded XFAIL whose file (and every conftest.py above it, all protected from the patch) never
+    mentions xfail or expectedFailure: only the code under test can have made them xfail, so they failed."""
+
+
+XFAIL_DECLARED = re.compile(r"xfail|expectedFailure")
 
 
 def is_test_path(path: str, test_files: list[str]) -> bool:
@@ -395,10 +401,32 @@ class SweFamily:
             outcomes, forged, swapped = record["outcomes"], record["forged"], record["swapped"]
             if all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
                    for x in (outcomes, forged, swapped)):
-                return Verdict(outcomes, forged, True, swapped)
+                return Verdict(outcomes, forged, True, swapped, await self._undeclared_xfail(grader, outcomes))
         except (FileNotFoundError, ValueError, TypeError, KeyError):
             pass
         return Verdict({}, {}, False, {})
+
+    async def _undeclared_xfail(self, grader: Sandbox, outcomes: dict[str, str]) -> frozenset[str]:
+        """The XFAIL tests whose own file and conftest.py files (the test code, which the patch cannot change)
+        never declare an expected failure (`Verdict.undeclared_xfail`)."""
+        declared: dict[str, bool] = {}
+
+        async def mentions(path: str) -> bool:
+            if path not in declared:
+                try:
+                    declared[path] = bool(XFAIL_DECLARED.search((await grader.read(f"{WORKDIR}/{path}")).decode(
+                        "utf-8", "replace")))
+                except (FileNotFoundError, SandboxError):
+                    declared[path] = False
+            return declared[path]
+
+        undeclared = set()
+        for node_id in (n for n, status in outcomes.items() if status == "XFAIL"):
+            file = PurePosixPath(node_id.split("::")[0])
+            conftests = [str(PurePosixPath(*file.parts[:i], "conftest.py")) for i in range(len(file.parts))]
+            if not any([await mentions(str(file)), *[await mentions(c) for c in conftests]]):
+                undeclared.add(node_id)
+        return frozenset(undeclared)
 
     def clean_env(self, runtime: Runtime, ours: bool) -> dict[str, str]:
         """The eval script's whole environment but PATH (the fresh grading sandbox's): what the repository's
@@ -511,6 +539,11 @@ class SweFamily:
                     f"the test log and polar's verdict record disagree on {len(disagree)} graded test(s) "
                     f"({', '.join(disagree[:5])}): something in the repository wrote test results"))
             status_map, found = verdict.outcomes, verdict.found and not timed_out
+            if verdict.undeclared_xfail:
+                status_map = {t: "FAILED" if t in verdict.undeclared_xfail else s for t, s in status_map.items()}
+                log += (f">>>>> polar: {len(verdict.undeclared_xfail)} test(s) ended XFAIL though no test code "
+                        f"declares an expected failure; counted as failed: "
+                        f"{', '.join(sorted(verdict.undeclared_xfail)[:5])}\n")
         report = get_eval_tests_report(status_map, {"instance_id": task.instance_id, FAIL_TO_PASS: spec.FAIL_TO_PASS,
                                                     PASS_TO_PASS: spec.PASS_TO_PASS},
                                        eval_type=EvalType(spec.eval_type))
