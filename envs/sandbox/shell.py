@@ -69,6 +69,26 @@ def proc_stat(pid: int) -> tuple[int, int] | None:
     return int(fields[1]), int(fields[19])
 
 
+def program(pid: int) -> tuple[str, bytes]:
+    """What a process runs: the file (its /proc exe link) and its auxiliary vector, which the kernel writes at each
+    execve and nothing else changes (a fresh random address in it at every exec, even of the same file); empty when
+    unreadable or gone. A process may rename itself (`setproctitle`), not change these without an execve."""
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/auxv", "rb") as f:
+            return exe, f.read()
+    except OSError:
+        return "", b""
+
+
+def command_line(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return " ".join(a.decode(errors="replace") for a in f.read().split(b"\0")[:-1])
+    except OSError:
+        return "?"
+
+
 def descendants(root: int) -> dict[int, int]:
     """All live descendants of `root` as {pid: start time in ticks}."""
     table: dict[int, tuple[int, int]] = {}
@@ -346,6 +366,8 @@ class ShellSandbox:
         self._marked: frozenset[tuple[int, int]] = frozenset()
         """Processes that survive `reset_processes`: those `mark_processes` found. Backends mark once when they
         start (the container's init, the sandbox's anchor), the env again after the task's setup."""
+        self._programs: dict[tuple[int, int], tuple[tuple[str, bytes], str]] = {}
+        """What each marked process ran when it was marked (`program`), and its command line then."""
 
     def _path(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self.spec.workdir, path))
@@ -390,6 +412,17 @@ class ShellSandbox:
     async def mark_processes(self) -> None:
         self._marked = frozenset((pid, start) for pid, start in self.processes().items()
                                  if pid not in self.session.own_pids())
+        self._programs = {key: (program(key[0]), command_line(key[0])) for key in self._marked}
+
+    def changed_programs(self) -> list[str]:
+        """Marked processes, still alive under the same pid and start time, that have run an execve since: what
+        survives `reset_processes` was made to run the agent's code (ptrace, then execve in its place)."""
+        changed = []
+        for (pid, start), (was, was_run) in sorted(self._programs.items()):
+            if (now := program(pid)) != was and (proc_stat(pid) or (0, None))[1] == start:
+                changed.append(f"process {pid}, kept across resets, ran `{was_run}` and has since run an execve "
+                               f"(`{command_line(pid)}`, {now[0] or '?'})")
+        return changed
 
     async def reset_processes(self) -> None:
         if self.stopped:

@@ -315,6 +315,7 @@ class TerminalFamily:
             places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
             found = await local_shadows(sandbox, env["PATH"], words, places)
         found += await module_shadows(sandbox, script, task.workdir, env["PATH"]) if not found else []
+        found += sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []
         if found:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
                          "\n".join(found), tampered="; ".join(found)[:2000])
@@ -342,6 +343,8 @@ class TerminalFamily:
         await sandbox.reset_processes()  # nothing test.sh left running may write the reward once it has exited
         files = await _reward_files(sandbox)
         named = _named_rewards(task)
+        if isinstance(sandbox, ShellSandbox) and (changed := sandbox.changed_programs()):
+            return Grade(self.reward.zeros(), log, tampered="; ".join(changed)[:2000])
         if problem := _reward_tampering(named, at_exit, files):
             return Grade(self.reward.zeros(), log, tampered=problem)
         try:

@@ -43,7 +43,10 @@ _LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.cache")
 _STARTUP = ("/etc/profile", "/etc/bash.bashrc", "/etc/bash.bash_logout", "/etc/environment", "/etc/gitconfig")
 _PY_HOOKS = ("sitecustomize.py", "usercustomize.py")
 _STEERING = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py")
-_STDLIB = re.compile(r"^/usr(/local)?/lib/python3\.\d+/(?!(dist|site)-packages(/|$))")
+_STDLIB = re.compile(r"^/usr(/local)?/lib/(python3\.\d+/(?!(dist|site)-packages(/|$))|python3\d+\.zip$)")
+"""The standard library: its folder, and the zip that precedes it on sys.path (`/usr/lib/python311.zip`)."""
+_PREFIXES = ("/", "/usr", "/usr/local")
+"""Where an interpreter of the image looks for `pyvenv.cfg` besides its own folder (the folder above `bin`)."""
 _SITE = re.compile(r"^/usr(/local)?/lib/python(3|3\.\d+)/(dist|site)-packages/")
 _VERSION = re.compile(r"/python(3\.\d+)/")
 DIFF_KINDS = {0: "changed", 1: "added", 2: "deleted"}
@@ -118,6 +121,8 @@ def _sensitive(path: str, kind: str) -> str | None:
         return "a start-up file of the shell or git"
     if name in _PY_HOOKS:
         return "a Python start-up hook"
+    if name == "pyvenv.cfg" and (path.startswith(_SYSTEM) or posixpath.dirname(path) in _PREFIXES):
+        return "a virtual-environment marker beside the image's interpreters (it moves their prefix)"
     if posixpath.dirname(path) == "/" and name in _STEERING:
         return "a test runner's configuration at /"
     if _STDLIB.match(path):
@@ -171,12 +176,17 @@ def _canonical(stat: Callable[[str], dict | None], folders: list[str]) -> list[s
 
 
 def _runs_code(path: str, read: Callable[[], bytes | None]) -> str | None:
-    """Why an added or changed file in a site directory runs code at interpreter or test start, or None."""
-    if path.endswith(".pth"):
-        text = (read() or b"").decode(errors="replace")
-        if any(line.startswith(("import ", "import\t")) for line in text.splitlines()):
-            return "a .pth file that runs code whenever Python starts"
-    elif path.endswith("entry_points.txt") and "[pytest11]" in (read() or b"").decode(errors="replace"):
+    """Why an added or changed file in a site directory runs code at interpreter or test start, or None. A file
+    too large to read is judged unread: it fails closed."""
+    if not path.endswith((".pth", "entry_points.txt")):
+        return None
+    data = read()
+    if data is None:
+        return "a start-up file (.pth or entry points) that polar could not read to check (too large)"
+    text = data.decode(errors="replace")
+    if path.endswith(".pth") and any(line.startswith(("import ", "import\t")) for line in text.splitlines()):
+        return "a .pth file that runs code whenever Python starts"
+    if path.endswith("entry_points.txt") and "[pytest11]" in text:
         return "a pytest plugin, which pytest loads on its own"
     return None
 
