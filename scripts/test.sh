@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh local,dev,train
 python3 -m ruff check .
-# POLAR_TEST_WORKERS=N runs N pytest-xdist workers (default 0: serial). At 4 on 2 cores CPU-bound model tests time out;
-# tests that share a costly fixture stay on one worker (tests/conftest.py: pytest_collection_modifyitems).
-python3 -m pytest -q --timeout 900 --durations=30 -n "${POLAR_TEST_WORKERS:-0}" --dist loadgroup "$@"
+# POLAR_TEST_WORKERS=N runs N pytest-xdist workers (default 3; 0 is serial): most tests wait on sandboxes, images
+# and subprocesses, so three share two cores well. The CPU-bound modules (models, the README's fresh install) run on
+# one worker, first, and tests that share a costly fixture stay together (tests/conftest.py).
+python3 -m pytest -q --timeout 900 --durations=30 -n "${POLAR_TEST_WORKERS:-3}" --dist loadgroup "$@"

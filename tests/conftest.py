@@ -13,20 +13,29 @@ from support import REPO
 
 CI = os.environ.get("CI") == "true"
 SHARED_SERVERS = frozenset({"vllm_server", "vllm_long_server"})  # fixed ports: one worker serves every test of them
+CPU_BOUND = ("tests/polar/test_readme.py", "tests/evaluation/test_vllm_policy.py",
+             "tests/evaluation/test_local_policy.py", "tests/training/")
+"""Modules whose tests keep a core busy for minutes (a model's generation or training, the README's fresh install):
+one worker runs them all, one after another, so two of them never share the machine's two cores."""
+CPU_GROUP = "cpu-bound"
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`-n`, `--dist loadgroup`), keep on one worker the tests that share what is costly to make:
-    every test of a vLLM server, and the tests of one module that share a module- or class-scoped fixture (per value
-    of its parameter, so each parametrized copy can go to its own worker). Every other test runs wherever a worker is
-    free; each worker has its own session fixtures, temporary folders and free ports."""
+    the CPU-bound modules and every test of a vLLM server (`CPU_GROUP`, scheduled first: it is the longest chain), and
+    the tests of one module that share a module- or class-scoped fixture (per value of its parameter, so each
+    parametrized copy can go to its own worker). Every other test runs wherever a worker is free; each worker has its
+    own session fixtures, temporary folders and free ports."""
+    cpu_bound = []
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue
-        if SHARED_SERVERS & set(item.fixturenames):
-            item.add_marker(pytest.mark.xdist_group("vllm"))
+        where = item.path.relative_to(config.rootpath).as_posix()
+        if SHARED_SERVERS & set(item.fixturenames) or where.startswith(CPU_BOUND):
+            item.add_marker(pytest.mark.xdist_group(CPU_GROUP))
+            cpu_bound.append(item)
             continue
         params = getattr(item, "callspec", None)
         scoped = [name for name in item.fixturenames
@@ -35,6 +44,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                         for name in scoped)
         if shared:  # xdist keys a group by the text after the node id's last "@"
             item.add_marker(pytest.mark.xdist_group(re.sub(r"[^\w.=,-]+", "-", f"{item.path.name}:{','.join(shared)}")))
+    if getattr(config.option, "numprocesses", None):  # the longest chain first; their own order kept
+        first = set(map(id, cpu_bound))
+        items[:] = [*cpu_bound, *(item for item in items if id(item) not in first)]
 
 
 def require_binary(name: str, install: str) -> str:
