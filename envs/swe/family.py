@@ -362,7 +362,7 @@ class SweFamily:
                 texts[path] = (await grader.read(f"{WORKDIR}/{path}")).decode("utf-8", "replace")
             except FileNotFoundError:
                 texts[path] = ""
-        canaries = make_canaries(texts, task.test_patch)
+        canaries = make_canaries(texts, task.test_patch, graded=(*task.FAIL_TO_PASS, *task.PASS_TO_PASS))
         await grader.write(f"{GRADER_DIR}/canaries.json", canaries.placer_data())
         await grader.write(CANARY_PLACER, PLACER_SOURCE)
         return canaries

@@ -44,7 +44,8 @@ def outcomes(folder) -> dict[str, str]:
                          cwd=folder, capture_output=True, text=True,
                          env={"PATH": "/usr/bin:/bin", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-3000:]
-    return dict((node, status) for status, node in re.findall(r"^(PASSED|FAILED|ERROR) (\S+)", run.stdout, re.M))
+    found = re.findall(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)", run.stdout, re.M)
+    return {node: status for status, node in found}
 
 
 def place(folder, canaries) -> None:
@@ -90,3 +91,43 @@ def test_a_must_fail_canary_that_passed_is_named_and_one_that_did_not_run_is_not
     why, line = canaries.check(everything_passed)
     assert why and "4 canary test(s) that must fail passed or xfailed" in why and "4 of 4 that must pass passed" in line
     assert canaries.check({})[0] is None  # a file pytest never ran proves nothing either way
+
+
+HONEST = "def count(seq):\n    return sum(1 for _ in seq)\n"
+ANSWERING = (  # answers `assert count(x) == expected` from the caller's own source
+    "import ast, linecache, sys\n\n\ndef count(seq):\n    caller = sys._getframe(1)\n"
+    "    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno).strip()\n"
+    "    test = ast.parse(line).body[0].test\n"
+    "    side = test.comparators[0] if isinstance(test.left, ast.Call) else test.left\n"
+    "    return eval(compile(ast.Expression(side), 'key', 'eval'), caller.f_globals, caller.f_locals)\n")
+COUNTING = "from subject import count\n\n\ndef test_count():\n    data = (1, 2, 3)\n    assert 3 == count(data)\n"
+
+
+def test_a_mirror_of_the_files_own_test_fails_and_catches_code_that_answers_its_assertions(tmp_path):
+    """The mirror calls the code under test as the file's own test does, with the expected value changed: honest
+    code fails it; code that reads the expected value from the assertion passes it, which is tampering."""
+    for subject, caught in ((HONEST, False), (ANSWERING, True)):
+        folder = tmp_path / ("answering" if caught else "honest")
+        folder.mkdir()
+        (folder / "subject.py").write_text(subject)
+        (folder / "test_own.py").write_text(COUNTING)
+        canaries = make_canaries({"test_own.py": COUNTING}, test_patch="")
+        place(folder, canaries)
+        seen = outcomes(folder)
+        assert seen["test_own.py::test_count"] == "PASSED", seen
+        ran = [seen[m.node_id] for m in canaries.mirrors if m.node_id in seen]
+        assert ran == ["PASSED" if caught else "FAILED"], (seen, (folder / "test_own.py").read_text())
+        why, line = canaries.check(seen)
+        assert (why is not None) == caught and "1 mirror(s) of the files' own tests" in line, (why, line)
+
+
+def test_a_file_whose_tests_all_expect_to_fail_is_no_tampering(tmp_path):
+    """A module-level xfail mark makes the must-fail canaries XFAIL and the must-pass ones XPASS: the repository's
+    own declaration, not a subverted framework."""
+    source = "import pytest\n\npytestmark = pytest.mark.xfail(reason='known')\n\n\ndef test_own():\n    assert 1 == 2\n"
+    (tmp_path / "test_own.py").write_text(source)
+    canaries = make_canaries({"test_own.py": source}, test_patch="")
+    place(tmp_path, canaries)
+    seen = outcomes(tmp_path)
+    assert {seen[c.node_id] for c in canaries.canaries} == {"XFAIL", "XPASS"}, seen
+    assert canaries.check(seen)[0] is None
