@@ -55,6 +55,8 @@ def _changed(value, offset, suffix):
 def mirrors(tree, names, offset, suffix, first=()):
     """Sources of the mirrors of the file's undecorated top-level tests, one per name: the tests named in `first`
     (the graded ones, FAIL_TO_PASS first) in that order, then the rest in the file's order."""
+    if not hasattr(ast, "unparse"):  # Python < 3.9: no mirrors, the other canaries still go in
+        return []
     made, order = [], dict((name, i) for i, name in reversed(list(enumerate(first))))
     for node in sorted(tree.body, key=lambda n: order.get(getattr(n, "name", None), len(order))):
         if len(made) == len(names):
