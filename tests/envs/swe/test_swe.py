@@ -261,6 +261,12 @@ def _cli(argv):
     return args.fn(args)
 
 
+OFFICIAL_IMAGES = pytest.mark.xdist_group("swe-official-images")
+"""The engine's official-style image of an instance makes SWE-v0 use it: the tests that build one and the test that
+counts polar's own images run on one worker, in this order."""
+
+
+@OFFICIAL_IMAGES
 def test_polar_tasks_admit_and_images_build(tmp_path, capsys, bwrap, docker):
     suite = tmp_path / "two.jsonl"
     suite.write_text("".join(json.dumps(t.to_record()) + "\n" for t in one_per_project()[:2]))
@@ -283,6 +289,7 @@ def official_style_image(docker: str, task, folder) -> str:
     return tag
 
 
+@OFFICIAL_IMAGES
 def test_official_images_are_pulled_from_a_registry_by_command_and_on_demand(docker, registry, tmp_path,
                                                                              monkeypatch, capsys):
     """A real registry on 127.0.0.1 serves an official-style image: `polar images pull` fetches it under its own
@@ -325,6 +332,7 @@ def test_official_images_are_pulled_from_a_registry_by_command_and_on_demand(doc
         subprocess.run([docker, "rmi", "-f", tag, remote], capture_output=True)
 
 
+@OFFICIAL_IMAGES
 def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
     """An image named as swebench names its evaluation images, with the repository at /testbed, is found locally
     (never pulled) and graded with the instance's own eval script; polar's environment is not involved."""
