@@ -81,12 +81,18 @@ def program(pid: int) -> tuple[str, bytes]:
         return "", b""
 
 
-def command_line(pid: int) -> str:
+def command_args(pid: int) -> list[str] | None:
+    """A process's command line as its arguments, None when it is gone or unreadable."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return " ".join(a.decode(errors="replace") for a in f.read().split(b"\0")[:-1])
+            return [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
     except OSError:
-        return "?"
+        return None
+
+
+def command_line(pid: int) -> str:
+    args = command_args(pid)
+    return "?" if args is None else " ".join(args)
 
 
 def descendants(root: int) -> dict[int, int]:

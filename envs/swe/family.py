@@ -424,7 +424,10 @@ class SweFamily:
         for node_id in (n for n, status in outcomes.items() if status == "XFAIL"):
             file = PurePosixPath(node_id.split("::")[0])
             conftests = [str(PurePosixPath(*file.parts[:i], "conftest.py")) for i in range(len(file.parts))]
-            if not any([await mentions(str(file)), *[await mentions(c) for c in conftests]]):
+            for path in (str(file), *conftests):
+                if await mentions(path):
+                    break
+            else:
                 undeclared.add(node_id)
         return frozenset(undeclared)
 

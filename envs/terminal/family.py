@@ -39,7 +39,7 @@ from typing import Any
 
 from polar.envs.sandbox.docker import DockerSandbox
 from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, plan, replay
-from polar.envs.sandbox.shell import ShellSandbox, kill_quietly
+from polar.envs.sandbox.shell import ShellSandbox, command_args, kill_quietly
 from polar.envs.terminal.changes import (
     GRADING_DIRS,
     Changes,
@@ -150,9 +150,9 @@ def _task_processes(sandbox: Sandbox) -> dict[tuple[int, int], tuple[int, list[s
         try:
             with open(f"/proc/{pid}/status") as f:
                 inside = next((line.split()[-1] for line in f if line.startswith("NSpid:")), "")
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                args = [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
         except OSError:
+            continue
+        if (args := command_args(pid)) is None:
             continue
         if pid not in own and inside.isdigit():
             found[(pid, start)] = (int(inside), args)
