@@ -219,6 +219,8 @@ class TerminalFamily:
                 raise SandboxError(f"task {task.id}: its services (`[metadata.polar] services = {task.services!r}`) "
                                    f"did not start (exit code {started.exit_code}): {started.output[-2000:]}")
         baseline = await self._snapshot(task, sandbox, environment)
+        if task.services is not None:
+            baseline = await self._settled(task, sandbox, environment, baseline)
         # after the snapshot, so that a service has had time to exec its own command line
         services = {} if before is None else {k: v for k, v in _task_processes(sandbox).items() if k not in before}
         return EpisodeSetup(state=_Setup(environment, baseline, services))
@@ -230,6 +232,19 @@ class TerminalFamily:
             skip = (*GRADING_DIRS, *(m.sandbox_path for m in sandbox.spec.mounts))
             return await asyncio.to_thread(docker_snapshot, sandbox.client, sandbox.container_id, skip, base)
         return await local_snapshot(sandbox, (*_agent_places(task, environment), SOLUTION_DIR), base)
+
+    async def _settled(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str], baseline: Snapshot,
+                       tries: int = 8) -> Snapshot:
+        """The snapshot once the services have stopped changing files: a service's children open their logs after
+        the start script has returned, and a baseline taken before that makes the service's own writes look like the
+        agent's. A service that never stops writing gets the last snapshot after `tries` rounds."""
+        for attempt in range(tries):
+            await asyncio.sleep(0.05 * (attempt + 1))
+            now = await self._snapshot(task, sandbox, environment)
+            if (now.entries, now.deleted) == (baseline.entries, baseline.deleted):
+                return baseline
+            baseline = now
+        return baseline
 
     async def _changes(self, task: HarborTask, sandbox: Sandbox, setup: _Setup) -> Changes:
         """What the agent changed since setup (its processes must be dead): the episode's artefact."""

@@ -59,30 +59,68 @@ _WRAPPERS = frozenset({"exec", "command", "env", "sudo", "nohup", "nice", "timeo
 _SEPARATORS = frozenset({";", "&", "&&", "|", "||", "|&", "(", ")", ";;"})
 
 
+_SHELLS = frozenset({"bash", "sh", "dash", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/usr/bin/env"})
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
+
+
 def command_words(script: str) -> set[str]:
     """The commands a shell script runs (first words of its simple commands, and what `env`, `timeout`, ...
-    run), without shell builtins and keywords. A heuristic: a line that does not split is skipped."""
-    words: set[str] = set()
-    for line in script.splitlines():
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
-        lexer.whitespace_split = True
-        try:
-            tokens = list(lexer)
-        except ValueError:
+    run), without shell builtins and keywords. The script is split as a whole, so a quoted program that spans lines
+    (`python3 -c "...`) is one word, and a here-document fed to anything but a shell is data, not commands. A
+    heuristic: a script that does not split is split line by line, skipping the lines that do not."""
+    text = _without_data_heredocs(script)
+    try:
+        return _first_words(_tokens(text))
+    except ValueError:
+        words: set[str] = set()
+        for line in text.splitlines():
+            try:
+                words |= _first_words(_tokens(line))
+            except ValueError:
+                continue
+        return words
+
+
+def _tokens(text: str) -> list[str]:
+    """Shell words and operators; every line starts with a `;` (shlex's comments swallow the newline that ends
+    them), after continued lines are joined."""
+    lexer = shlex.shlex(text.replace("\\\n", " ").replace("\n", "\n;"), posix=True, punctuation_chars=";&|()<>")
+    lexer.whitespace_split = True
+    return list(lexer)
+
+
+def _without_data_heredocs(script: str) -> str:
+    """The script with the bodies of here-documents that feed a program other than a shell left out."""
+    out, lines, i = [], script.splitlines(), 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if (found := _HEREDOC.search(line)) is None:
             continue
-        start, redirect = True, False
-        for token in tokens:
-            if token in _SEPARATORS:
-                start = True
-            elif set(token) <= set("<>&"):
-                redirect = True
-            elif redirect:
-                redirect = False
-            elif start and not (("=" in token and not token.startswith("=")) or token.startswith("-")
-                                or re.fullmatch(r"\d+(\.\d+)?[smhd]?", token)):
-                if token not in _BUILTINS and not token.startswith("$"):
-                    words.add(token)
-                start = token in _WRAPPERS
+        shell = line.split()[0] in _SHELLS
+        while i < len(lines) and lines[i].strip() != found.group(2):
+            out.append(lines[i] if shell else "")
+            i += 1
+        i += 1
+    return "\n".join(out)
+
+
+def _first_words(tokens: list[str]) -> set[str]:
+    words: set[str] = set()
+    start, redirect = True, False
+    for token in tokens:
+        if token in _SEPARATORS or (set(token) <= set(";&|()<>\n") and set(token) & set(";|()\n")):
+            start, redirect = True, False
+        elif set(token) <= set("<>&"):
+            redirect = True
+        elif redirect:
+            redirect = False
+        elif start and not (("=" in token and not token.startswith("=")) or token.startswith("-")
+                            or re.fullmatch(r"\d+(\.\d+)?[smhd]?", token)):
+            if token not in _BUILTINS and not token.startswith("$"):
+                words.add(token)
+            start = token in _WRAPPERS
     return words
 
 
@@ -153,15 +191,24 @@ def _module_files(name: str) -> list[str]:
 
 def _resolved(word: str, path_dirs: list[str], changes: dict[str, str],
               stat: Callable[[str], dict | None]) -> list[str]:
-    """The file `word` runs (the first on PATH, or the path itself) and its link target, if either changed. A bare
-    word's file that the agent added is no tampering by itself (a tool the task asks for), unless it shadows one."""
+    """The file `word` runs (the first on PATH, or the path itself) and its link target, if it is one of the tools:
+    a bare word's that the image had and the agent changed, or one test.sh names by path in the image's system or
+    a folder of PATH, added or changed (a tool test.sh expects there). Any other is the agent's work, not tampering
+    by itself: a bare word's file the agent added (a tool the task asks for) unless it shadows one, and a file
+    outside the tool folders that test.sh names by path (a deliverable it runs, or data the split took for a
+    command)."""
     for candidate in [word] if word.startswith("/") else [f"{d}/{word}" for d in path_dirs]:
         if (info := stat(candidate)) is None:
             continue
         runs = dict.fromkeys([candidate, info.get("linkTarget") or candidate])
+        named = word.startswith("/")
         return [f"{changes[p]} {p}, which grading runs as `{word}`" for p in runs
-                if changes.get(p) == "changed" or (word.startswith("/") and p in changes)]
+                if ((p in changes and _tool(p, path_dirs)) if named else changes.get(p) == "changed")]
     return []
+
+
+def _tool(path: str, path_dirs: list[str]) -> bool:
+    return path.startswith(_SYSTEM) or posixpath.dirname(path) in path_dirs
 
 
 def _canonical(stat: Callable[[str], dict | None], folders: list[str]) -> list[str]:

@@ -139,6 +139,7 @@ def test_the_full_request_is_one_click_away(episodes, pages, tab):
     last = tab.locator("section.turn").last.locator("details.full")
     expect(last.locator("pre")).to_have_text("")  # assembled only when opened
     last.locator("summary").click()
+    expect(last.locator("pre")).not_to_have_text("")  # the page fills it after the click, not during it
     full = json.loads(last.locator("pre").text_content())
     request = trace.turns[-1].request
     assert full["messages"] == request.messages and full["tools"] == request.tools and full["api"] == request.api

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-from support.harbor_tasks import make_task
+from support.harbor_tasks import SUBMIT as SUBMIT_ONLY
+from support.harbor_tasks import episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
@@ -303,6 +304,34 @@ def test_a_legitimate_install_is_no_tampering(docker, tmp_path):
         solved, nothing = run_episode(env, OraclePolicy(), seed=0), run_episode(env, ScriptedPolicy([SUBMIT]), seed=0)
     finally:
         env.close()
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-2000:])
+
+
+READS_BY_PATH = {
+    # tests that read the agent's output by absolute path, in a quoted program over several lines and a here-doc
+    "quoted-program": ('python3 -c "\nimport json\nd = json.load(open(\'/app/report.json\'))\nassert d == {\'ok\': 1}\n'
+                       '" && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n'),
+    "here-doc": ("python3 - <<'EOF' && r=1 || r=0\nimport json\n"
+                 "assert json.load(open('/app/report.json')) == {'ok': 1}\nEOF\necho $r > /logs/verifier/reward.txt\n"),
+    # tests that run what the agent fixed or wrote, by path
+    "runs-the-fixed-script": '[ "$(/app/run.sh)" = ok ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n',
+}
+"""Honest shapes of third-party test.sh files whose solutions were once taken for tampering in docker."""
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+@pytest.mark.parametrize("shape", sorted(READS_BY_PATH))
+def test_a_file_the_tests_read_or_run_by_path_is_the_agent_s_work_not_tampering(request, bwrap, tmp_path, sandbox,
+                                                                              shape):
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    solve = ("echo '{\"ok\": 1}' > /app/report.json\nprintf '#!/bin/sh\\necho ok\\n' > /app/run.sh\n"
+             "chmod +x /app/run.sh\n")
+    image = "FROM polar/base:bookworm\nWORKDIR /app\nCOPY run.sh /app/run.sh\nRUN chmod +x /app/run.sh\n"
+    task = make_task(tmp_path, shape, test=READS_BY_PATH[shape], solve=solve, dockerfile=image,
+                     files={"run.sh": "#!/bin/sh\necho broken\n"})
+    solved, nothing = episode(task, OraclePolicy(), sandbox), episode(task, SUBMIT_ONLY, sandbox)
     assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
     assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-2000:])
 
