@@ -26,6 +26,7 @@ a pull from `$POLAR_IMAGE_REGISTRY` when that is set.
 from __future__ import annotations
 
 import argparse
+import configparser
 import hashlib
 import io
 import json
@@ -158,6 +159,23 @@ class RepoEnvironment:
             staging.rename(site)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+    def pytest_plugins(self) -> tuple[str, ...]:
+        """The modules of the pytest plugins the test dependencies installed (their `pytest11` entry points). polar
+        runs pytest with plugin autoload off, so that nothing the repository declares loads; these load by name
+        instead (`PYTEST_PLUGINS`), so a repository whose addopts ask for `--cov` finds pytest-cov."""
+        plugins = []
+        for entry_points in sorted(self.site_dir().glob("*.dist-info/entry_points.txt")):
+            parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+            parser.optionxform = str  # type: ignore[assignment,method-assign]
+            try:
+                parser.read_string(entry_points.read_text())
+            except (configparser.Error, UnicodeDecodeError) as e:
+                raise TaskFormatError(f"{self.repo} {self.version}: {entry_points} does not parse ({e}); "
+                                      "reinstall the environment (delete its folder in polar's cache)") from None
+            if parser.has_section("pytest11"):
+                plugins += [value.partition(":")[0].strip() for _, value in parser.items("pytest11")]
+        return tuple(dict.fromkeys(plugins))
 
     def source_dir(self) -> Path:
         """The sdist, unpacked once (its top folder stripped)."""

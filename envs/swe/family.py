@@ -17,18 +17,20 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
 2. The eval script runs under `env -i`: PATH from the fresh grading sandbox, HOME, LANG, TMPDIR, the variables the
    repository's environment declares (PYTHONPATH for polar's mounted dependencies; an official image's own ENV), and
    PYTHONSAFEPATH=1 (Python >= 3.11 never puts the working directory on sys.path), PYTHONNOUSERSITE=1,
-   PYTHONDONTWRITEBYTECODE=1; no PYTEST_ADDOPTS, PYTEST_PLUGINS, PYTHONSTARTUP or BASH_ENV.
+   PYTHONDONTWRITEBYTECODE=1; no PYTEST_ADDOPTS, PYTHONSTARTUP or BASH_ENV, and no PYTEST_PLUGINS but polar's:
+   the pytest plugins polar's environment installed (pytest-cov for a repository whose addopts say `--cov`).
 3. polar's own eval script (instances polar builds the environment for, whose rows carry exactly the script
-   `default_eval_script` writes for it, or no script) restores the test files, applies the pristine `test_patch`
-   and runs `python3 -m pytest -p polar_verdict --rootdir /testbed ARGS` with plugin autoload off. `polar_verdict`
-   is written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it
-   records each test's outcome by node id to a file there when the session ends. The decision (swebench's
-   `get_eval_tests_report` / `get_resolution_status`) is fed with that record; a missing record (pytest never
-   finished: `os._exit`, a crash) means no test passed. swebench's parser still reads the log, and where the two
-   disagree on a FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also
-   sees every `==` the tests check (pytest's assertion-pass hook hands it their comparisons; unittest's
-   `assertEqual` family is wrapped): a graded test that passed on a value, not made by the tests' own modules,
-   that also equals an unrelated object or a different value of the other side's builtin type is `tampered`.
+   `default_eval_script` writes for it, or no script) restores the test files, applies the pristine `test_patch` and
+   runs `python3 -m pytest -p polar_verdict --rootdir /testbed ARGS` with plugin autoload off (the programs the tests
+   start run without PYTHONSAFEPATH, so `python -m package` in /testbed imports the repository). `polar_verdict` is
+   written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it records
+   each test's outcome by node id to a file there when the session ends. The decision (swebench's
+   `get_eval_tests_report` / `get_resolution_status`) is fed with that record; a missing record (pytest never finished:
+   `os._exit`, a crash) means no test passed. swebench's parser still reads the log, and where the two disagree on a
+   FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also sees every `==` the
+   tests check (pytest's assertion-pass hook hands it their comparisons; unittest's `assertEqual` family is wrapped): a
+   graded test that passed on a value, not made by the tests' own modules, that also equals an unrelated object or a
+   different value of the other side's builtin type is `tampered`.
 
 What this cannot guarantee: the code under test runs inside pytest's process, so code written to defeat polar in
 memory still can: rewrite pytest's report objects or the recorder's state, forge the record file and the log
@@ -440,8 +442,10 @@ class SweFamily:
         env |= _CLEAN_ENV
         if ours:
             env["PYTHONPATH"] = ":".join(filter(None, (env.get("PYTHONPATH"), GRADER_DIR)))
-            if runtime.environment:
-                env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # polar's environments install pytest alone
+            if runtime.environment:  # what polar's environment installed loads by name, nothing else
+                env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+                if plugins := runtime.environment.pytest_plugins():
+                    env["PYTEST_PLUGINS"] = ",".join(plugins)
         return env
 
     async def _apply(self, grader: Sandbox, patch: str) -> tuple[bool, str]:

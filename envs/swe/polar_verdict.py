@@ -138,6 +138,9 @@ def pytest_load_initial_conftests(early_config):
     # plugin are loaded (PYTHONSAFEPATH keeps the working directory off sys.path at start-up)
     if "/testbed" not in sys.path:
         sys.path.insert(0, "/testbed")
+    # the programs the tests start (`python -m package` in /testbed) find the repository as they would without
+    # polar: PYTHONSAFEPATH guards this process's start-up only, and a child's verdict is not read
+    os.environ.pop("PYTHONSAFEPATH", None)
 
 
 def pytest_collection_modifyitems(session, config, items):

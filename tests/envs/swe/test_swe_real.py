@@ -184,3 +184,41 @@ def test_an_instance_from_a_mirror_admits_in_docker(docker, history, tmp_path, m
     _, results = run(admit_suite(str(rows), sandbox="docker", jobs=1))
     assert {r.task_id: r.reasons for r in results} == {"tkem__cachetools-4.2.1-mirror": []}
     assert all(r.admitted for r in results)
+
+
+CHILD_TEST = '''import subprocess
+import sys
+
+
+def test_the_package_imports_in_a_program_the_tests_start():
+    done = subprocess.run([sys.executable, "-c", "import cachetools; print(cachetools.__file__)"], cwd="/testbed",
+                          capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("/testbed/"), done.stderr
+'''
+
+
+def test_a_repository_that_asks_for_coverage_and_starts_python_admits(backend, history, tmp_path, monkeypatch):
+    """Two things real repositories do that the hardened runner once broke: their addopts ask for `--cov` (the
+    pytest-cov that the environment installs loads by name, with autoload still off), and a test starts Python on
+    the package from /testbed (the programs the tests start run without PYTHONSAFEPATH)."""
+    repos, base, _ = history
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(repos / "tkem__cachetools.git"), str(work))
+    git(work, "checkout", "-q", "-B", "main", base)
+    (work / "setup.cfg").write_text((work / "setup.cfg").read_text() + "\n[tool:pytest]\n"
+                                    "addopts = --cov=cachetools --cov-report=\n")
+    (work / "tests" / "test_child.py").write_text(CHILD_TEST)
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "--no-verify", "-m", "coverage, and a test that starts Python")
+    mirrors = tmp_path / "repos"
+    git(tmp_path, "clone", "-q", "--bare", str(work), str(mirrors / "tkem__cachetools.git"))
+    monkeypatch.setenv(REPOS_VARIABLE, str(mirrors))
+    child = "tests/test_child.py::test_the_package_imports_in_a_program_the_tests_start"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(mirror_row(
+        git(work, "rev-parse", "HEAD"), instance_id="tkem__cachetools-4.2.1-coverage",
+        PASS_TO_PASS=[*CACHETOOLS.PASS_TO_PASS, child], requirements=["pytest==8.3.5", "pytest-cov==6.0.0"],
+        test_command="python3 -m pytest -rA -p no:cacheprovider tests")) + "\n")
+    _, results = run(admit_suite(str(rows), sandbox=backend, jobs=1))
+    assert {r.task_id: r.reasons for r in results} == {"tkem__cachetools-4.2.1-coverage": []}
+    assert all(r.admitted for r in results)
