@@ -26,6 +26,8 @@ apt_install() {
 command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
 # btrfs-progs makes the volume that caps sandboxes' disk use (envs/sandbox/disk.py)
 apt_install procps btrfs-progs
+# debootstrap and patchelf build the verifier toolbox that runs Terminal-Bench's tests offline (envs/terminal/toolbox.py)
+apt_install debootstrap patchelf
 if [[ ",${extras}," == *",dev,"* ]]; then
   # Chromium from Debian for Web-v0 and the leaderboard's browser test (Playwright drives it by executable_path).
   [ -x /usr/bin/chromium ] || apt_install chromium

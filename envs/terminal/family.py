@@ -33,6 +33,7 @@ import re
 import shlex
 import tarfile
 import time
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -53,8 +54,10 @@ from polar.envs.terminal.changes import (
     local_snapshot,
 )
 from polar.envs.terminal.tamper import command_words, docker_tampering, local_shadows, module_shadows
+from polar.envs.terminal.toolbox import INSTALL_INTO_HOME, TOOLBOX, needs_toolbox, prefetch, toolbox_dir
+from polar.envs.terminal.toolbox import verifier_env as toolbox_env
 from polar.errors import SandboxError, SandboxUnsupported, VerifierError
-from polar.protocols import EpisodeSetup, ExecResult, Grade, Sandbox, SandboxBackend, SandboxSpec
+from polar.protocols import EpisodeSetup, ExecResult, Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.harbor import SOLUTION_DIR, TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
 
@@ -70,9 +73,12 @@ _NETWORK_FAILURE = re.compile(
     r"Could not resolve host[^\n]*|Temporary failure in name resolution|Temporary failure resolving[^\n]*|"
     r"Name or service not known|Network is unreachable|Failed to connect to [^\n]*|"
     r"Failed to establish a new connection|getaddrinfo failed|Could not connect to [^\n]*|No route to host|"
-    r"\b(curl|wget|uvx?|pip3?): command not found")
-"""What curl, wget, pip, uv and apt print when there is no network (or no curl to fetch with): a test.sh that hits
-one and writes 0 has not tested anything (Harbor's tests often install uv or pytest with curl first)."""
+    r"\b(curl|wget|uvx?|pip3?): command not found|Network connectivity is disabled[^\n]*|"
+    r"No matching distribution found for [^\n]*|No solution found when resolving[^\n]*|"
+    r"because the network was disabled")
+"""What curl, wget, pip, uv and apt print when there is no network (or no curl to fetch with), and uv and pip when
+the verifier toolbox's wheelhouse lacks what they were asked for: a test.sh that hits one and writes 0 has not
+tested anything (Harbor's tests often install uv or pytest with curl first)."""
 _NETWORK_TOOLS = re.compile(r"^[^#\n]*(?<!\w)(curl|wget|apt-get|apt|apk|pip3?|uvx?|npm|npx|yarn|conda|"
                             r"git\s+clone|-m\s+pip|urlopen|requests\.get)(?!\w)", re.M)
 """How a test script reaches for the network itself. Only a script that does can fail for want of one: the agent's
@@ -190,8 +196,14 @@ class TerminalFamily:
                 (blocker := local_blocker(task)) is not None:
             raise SandboxUnsupported(f"task {task.id} runs in the docker sandbox only: {blocker}")
         limits = {"memory_mb": task.memory_mb} if task.memory_mb else {}
+        mounts = ()
+        if needs_toolbox(task.tests):
+            if missing := prefetch(task.tests):
+                warnings.warn(f"task {task.id}: no wheel of {', '.join(missing)} could be had for the verifier "
+                              "toolbox: the tests that install them will fail offline", stacklevel=2)
+            mounts = (Mount(str(toolbox_dir()), TOOLBOX),)
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
-                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, **limits)
+                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, mounts=mounts, **limits)
 
     async def setup(self, task: HarborTask, sandbox: Sandbox) -> EpisodeSetup:
         backend = sandbox.backend
@@ -267,7 +279,10 @@ class TerminalFamily:
                "GIT_TERMINAL_PROMPT": "0"}
         for i, (key, value) in enumerate(_GIT_OVERRIDES.items()):
             git |= {f"GIT_CONFIG_KEY_{i}": key, f"GIT_CONFIG_VALUE_{i}": value}
-        return {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **git, **task.verifier_env}
+        env = {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **git}
+        if needs_toolbox(task.tests):
+            env |= toolbox_env(env["PATH"])
+        return {**env, **task.verifier_env}
 
     async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend,
                     state: _Setup | None = None) -> Grade:
@@ -347,8 +362,11 @@ class TerminalFamily:
                          error=f"task {task.id}: could not copy tests/ into {TESTS_DIR}")
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         command = (f"(home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 1; "
-                   f"cd {shlex.quote(task.workdir)} 2>/dev/null || cd /; /usr/bin/env -i {assigned} HOME=\"$home\" "
-                   f"/bin/bash --noprofile --norc {TESTS_DIR}/test.sh; code=$?; /bin/rm -rf \"$home\"; exit $code)")
+                   f"cd {shlex.quote(task.workdir)} 2>/dev/null || cd /; "
+                   + (f"/usr/bin/env -i {assigned} HOME=\"$home\" {INSTALL_INTO_HOME}; " if needs_toolbox(task.tests)
+                      else "")
+                   + f"/usr/bin/env -i {assigned} HOME=\"$home\" /bin/bash --noprofile --norc {TESTS_DIR}/test.sh; "
+                   "code=$?; /bin/rm -rf \"$home\"; exit $code)")
         result = await sandbox.exec(command, timeout=task.verifier_timeout_s)
         log = f"$ bash {TESTS_DIR}/test.sh  (exit code {result.exit_code})\n{result.output[-20_000:]}"
         if result.timed_out:

@@ -1,0 +1,95 @@
+"""The verifier toolbox: a test.sh written for Terminal-Bench, with its online preamble (apt's curl, uv's installer
+from the internet, `uvx -p 3.13 -w pytest==...`), runs unmodified offline, and scores the work: 1 for the reference
+solution, an honest 0 (`completed`, not `verifier_error`) for none."""
+
+import json
+
+import pytest
+from support.harbor_tasks import SUBMIT, episode, make_task
+
+from polar.envs.terminal.toolbox import needs_toolbox, requirements
+from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.types import ModelReply, ToolCall
+
+
+def bash(command: str) -> ModelReply:
+    return ModelReply(tool_calls=[ToolCall(name="bash", arguments=json.dumps({"command": command}))])
+
+PREAMBLE = ("apt-get update\napt-get install -y curl\ncurl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh\n"
+            "source $HOME/.local/bin/env\n")
+VERDICT = "if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
+TEST = "def test_the_report():\n    assert open('/app/report.txt').read() == 'done\\n'\n"
+SHAPES = {
+    # Terminal-Bench 2's own: uv from its installer, CPython 3.13 and pytest that uv fetches
+    "uvx": (PREAMBLE + "uvx -p 3.13 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 \\\n"
+            "  pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA\n" + VERDICT),
+    # a venv of uv's, with pytest installed into it
+    "uv-venv": (PREAMBLE + "uv venv -p 3.13 /tmp/venv\nsource /tmp/venv/bin/activate\n"
+                "uv pip install pytest==8.4.1\npytest /tests/test_outputs.py -rA\n" + VERDICT),
+    # pip on the image's own Python (a python:* base), pytest from the wheelhouse
+    "pip": "pip install -q pytest==8.4.1\npytest /tests/test_outputs.py -rA\n" + VERDICT,
+}
+BASES = {"uvx": "ubuntu:24.04", "uv-venv": "ubuntu:24.04", "pip": "python:3.13-slim-bookworm"}
+
+
+def test_what_the_tests_name_is_what_gets_fetched():
+    scripts = {"test.sh": (b"uvx -p 3.13 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 \\\n  pytest /tests/t.py -rA\n"
+                           b"pip install -q requests==2.32.3 && python -m pytest\n"
+                           b"uv pip install -r /tests/requirements.txt  # pinned\n"
+                           b"python3 -m pip install --no-cache-dir numpy==2.1.0 > /dev/null\n"
+                           b"uv run --with pandas pytest\n"),
+               "requirements.txt": b"scipy==1.14.1\n# a comment\n"}
+    assert requirements(scripts) == (("pytest==8.4.1", "pytest-json-ctrf==0.3.5", "pytest", "scipy==1.14.1",
+                                      "pandas"), ("requests==2.32.3", "numpy==2.1.0"))
+    assert needs_toolbox(scripts) and needs_toolbox({"test.sh": b"source $HOME/.local/bin/env\npytest\n"})
+    assert not needs_toolbox({"test.sh": b"pytest /tests/test_outputs.py  # uv would be nicer\n"})
+    assert not needs_toolbox({"test_outputs.py": b"import subprocess; subprocess.run(['uv'])\n"})
+
+
+@pytest.mark.parametrize("sandbox, shape", [("local", "uvx"), ("local", "uv-venv"), ("docker", "uvx"),
+                                            ("docker", "uv-venv"), ("docker", "pip")])
+def test_a_terminal_bench_preamble_runs_offline_and_scores_the_work(request, bwrap, tmp_path, sandbox, shape):
+    """(pip only in docker: the local sandbox's Python is the host's, which installs nothing system-wide.)"""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    task = make_task(tmp_path, shape, dockerfile=f"FROM {BASES[shape]}\nWORKDIR /app\n", test=SHAPES[shape],
+                     solve="echo done > /app/report.txt\n", files={})
+    (task / "tests" / "test_outputs.py").write_text(TEST)
+    solved, nothing = episode(task, OraclePolicy(), sandbox), episode(task, SUBMIT, sandbox)
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-3000:])
+    assert "1 passed" in solved.verifier_log and (shape == "pip" or "Python 3.13" in solved.verifier_log)
+    assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-3000:])
+    assert "1 failed" in nothing.verifier_log
+
+
+FAKE_UV = r"#!/bin/sh\necho 1 > /logs/verifier/reward.txt\nexit 0\n"
+"""printf's text of a uv that writes the reward."""
+PLANT = ('for d in /usr/local/bin "$HOME/.local/bin" /tmp/bin; do mkdir -p "$d" 2>/dev/null && for t in uv uvx; do '
+         f"printf '{FAKE_UV}' > \"$d/$t\" && chmod +x \"$d/$t\"; done; done 2>/dev/null; "
+         "printf 'export PATH=/tmp/bin:$PATH\\n' > \"$HOME/.local/bin/env\"; ls /tmp/bin/uvx")
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_a_uv_the_agent_put_where_uv_is_looked_for_never_runs_for_the_tests(request, bwrap, tmp_path, sandbox):
+    """The tests' uv is the toolbox's, first on their PATH and in their fresh HOME, whatever the agent planted."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    task = make_task(tmp_path, "planted-uv", dockerfile="FROM ubuntu:24.04\nWORKDIR /app\n", test=SHAPES["uvx"],
+                     solve="echo done > /app/report.txt\n", files={})
+    (task / "tests" / "test_outputs.py").write_text(TEST)
+    trace = episode(task, ScriptedPolicy([bash(PLANT), "submit"]), sandbox)
+    assert "/tmp/bin/uvx" in trace.turns[1].request.messages[-1]["content"], "the attack did not arm"
+    assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-3000:])
+    assert "1 failed" in trace.verifier_log
+
+
+def test_tests_that_need_a_package_no_wheel_exists_for_cannot_verify(bwrap, tmp_path):
+    """A package the wheelhouse could not get: the tests never ran, so the 0 is a `verifier_error`, not the agent's."""
+    test = SHAPES["uvx"].replace("-w pytest==8.4.1", "-w polar-no-such-package==1.0 -w pytest==8.4.1")
+    task = make_task(tmp_path, "missing-wheel", dockerfile="FROM ubuntu:24.04\nWORKDIR /app\n", test=test,
+                     solve="echo done > /app/report.txt\n", files={})
+    (task / "tests" / "test_outputs.py").write_text(TEST)
+    with pytest.warns(UserWarning, match="no wheel of polar-no-such-package==1.0"):
+        trace = episode(task, OraclePolicy(), "local")
+    assert (trace.status, trace.reward) == ("verifier_error", 0.0), (trace.error, trace.verifier_log[-3000:])
+    assert "No solution found" in trace.error
