@@ -151,6 +151,33 @@ def assignments(instruction: Instruction) -> list[tuple[str, str | None]]:
     return pairs
 
 
+BASE_WORKDIRS = {"laude-institute/t-bench/ubuntu-24-04": "/app", "laude-institute/t-bench/python-3-13": "/app"}
+"""The WORKDIR of bases that tasks build on without one of their own, by repository: Terminal-Bench 1's bases (its
+tasks `COPY` into `.` and their tests read /app). polar's stand-in for such a base keeps it."""
+
+
+def repository(image: str) -> str:
+    """The repository an image reference names, without registry, `library/` (or a registry's mirror of Docker
+    Hub's, `docker/library/`), tag or digest: `python` for `docker.io/library/python:3.12-slim@sha256:...`."""
+    name = image.split("@", 1)[0]
+    if ":" in name.rsplit("/", 1)[-1]:
+        name = name.rsplit(":", 1)[0]
+    parts = name.split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]
+    if len(parts) > 2 and parts[:2] == ["docker", "library"]:
+        parts = parts[2:]
+    if len(parts) > 1 and parts[0] == "library":
+        parts = parts[1:]
+    return "/".join(parts).lower()
+
+
+def base_workdir(chain: list[Stage]) -> str:
+    """Where the build of the stages `chain` (as `stage_chain` orders them) starts: its first base's WORKDIR where
+    `BASE_WORKDIRS` knows it, else /."""
+    return BASE_WORKDIRS.get(repository(chain[0].base), "/")
+
+
 def stage_chain(found: list[Stage]) -> list[Stage]:
     """The stages the final image is built from, in build order: the last stage, preceded by the earlier
     stages it is built on (`FROM build AS final` builds on `build`)."""

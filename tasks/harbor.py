@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from polar.dockerfile import Stage, assignments, parse, stage_chain, stages, substitute
+from polar.dockerfile import Stage, assignments, base_workdir, parse, stage_chain, stages, substitute
 from polar.errors import TaskFormatError, UnknownNameError, VerifierError
 from polar.protocols import RunCommand, SolutionStep, WriteFile
 from polar.tasks.folders import load_folders
@@ -259,8 +259,9 @@ def _check_compose(path: Path, where: str) -> None:
 
 def _workdir(found: list[Stage]) -> str:
     """The final stage's working directory, following WORKDIR lines (and stages built on earlier stages)."""
-    workdir, variables = "/", {}
-    for stage in stage_chain(found):
+    chain = stage_chain(found)
+    workdir, variables = base_workdir(chain), {}
+    for stage in chain:
         for instruction in stage.instructions:
             if instruction.keyword in ("ENV", "ARG"):
                 variables.update({k: v for k, v in assignments(instruction) if v is not None})

@@ -3,8 +3,9 @@
 The build runs with the machine's network (`NETWORK`): a `RUN pip install` or `apt-get install` reaches whatever
 registry this machine reaches, while the sandbox's own container runs with none. A base image the engine lacks is
 pulled; where no registry answers, a base polar has an offline stand-in for (`SUBSTITUTES`: `python:*` becomes
-`polar/python:bookworm`, `debian:*` and `ubuntu:*` become `polar/base:bookworm`, both built by `sandbox/images.py`) is
-built on that, with a warning once per base; any other base is an error that names it. The bases used are labelled
+`polar/python:bookworm`, `debian:*` and `ubuntu:*` become `polar/base:bookworm`, both built by `sandbox/images.py`, and
+so do Terminal-Bench 1's bases, with the WORKDIR they set) is built on that, with a warning once per base; any other
+base is an error that names it. The bases used are labelled
 on the image (`BASES_LABEL`), so the docker sandbox can say on what the task's environment was built.
 
 The image is tagged with a hash of what it is built from (the Dockerfile after rewriting, every file of the build
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.cache import cache_dir, locked
-from polar.dockerfile import parse, stages
+from polar.dockerfile import BASE_WORKDIRS, parse, repository, stages
 from polar.envs.sandbox.images import BASE_IMAGE, IMAGES, PYTHON_IMAGE, build_base_image
 from polar.errors import SandboxError, TaskFormatError
 
@@ -39,7 +40,8 @@ starts it), so they reach what the machine reaches. The sandbox's container neve
 PROXY_ARGS = ("HTTP_PROXY", "HTTPS_PROXY", "FTP_PROXY", "NO_PROXY", "ALL_PROXY",
               "http_proxy", "https_proxy", "ftp_proxy", "no_proxy", "all_proxy")
 """The machine's proxy settings, passed to a build as the builder's predefined args (kept out of the image)."""
-SUBSTITUTES = {"python": PYTHON_IMAGE, "debian": BASE_IMAGE, "ubuntu": BASE_IMAGE}
+SUBSTITUTES = {"python": PYTHON_IMAGE, "debian": BASE_IMAGE, "ubuntu": BASE_IMAGE,
+               "laude-institute/t-bench/ubuntu-24-04": BASE_IMAGE, "laude-institute/t-bench/python-3-13": PYTHON_IMAGE}
 """The one mapping from a base that can be neither found nor pulled (by its repository, any tag) to the polar image
 built in its place. Nothing else is ever substituted."""
 BASES_LABEL = "polar.bases"
@@ -60,20 +62,6 @@ def _has_image(client: Any, name: str) -> bool:
     except docker.errors.ImageNotFound:
         return False
     return True
-
-
-def repository(image: str) -> str:
-    """The repository an image reference names, without registry, `library/`, tag or digest: `python` for
-    `docker.io/library/python:3.12-slim@sha256:...`."""
-    name = image.split("@", 1)[0]
-    if ":" in name.rsplit("/", 1)[-1]:
-        name = name.rsplit(":", 1)[0]
-    parts = name.split("/")
-    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
-        parts = parts[1:]
-    if len(parts) > 1 and parts[0] == "library":
-        parts = parts[1:]
-    return "/".join(parts).lower()
 
 
 def _pull(client: Any, base: str) -> str | None:
@@ -136,7 +124,8 @@ def resolve_bases(client: Any, text: str, where: str = "Dockerfile") -> tuple[st
             return match.group(0)
         if base not in used:
             used[base] = _base_for(client, base, where)
-        return match.group(1) + used[base] + match.group(3)
+        workdir = BASE_WORKDIRS.get(repository(base)) if used[base] != base else None
+        return match.group(1) + used[base] + match.group(3) + (f"\nWORKDIR {workdir}" if workdir else "")
 
     return _FROM.sub(one, text), used
 

@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from polar.dockerfile import Instruction, assignments, parse, shell_word, stage_chain, stages, substitute
+from polar.dockerfile import (
+    Instruction,
+    assignments,
+    base_workdir,
+    parse,
+    shell_word,
+    stage_chain,
+    stages,
+    substitute,
+)
 from polar.errors import SandboxError, TaskFormatError
 from polar.protocols import Sandbox
 
@@ -129,6 +138,13 @@ def plan(dockerfile: Path, home: str, writable: tuple[str, ...]) -> list[Step]:
     steps: list[Step] = []
     workdir, variables, args, known_dirs = "/", {}, {}, {home, *roots}
     shell = ["/bin/sh", "-c"]
+    if (start := base_workdir(chain)) != "/":  # the base's own WORKDIR (`BASE_WORKDIRS`), as if the file began with it
+        if not _writable(start, roots):
+            raise DockerOnly(f"{dockerfile.name}: its base {chain[0].base} works in {start}, outside what the local "
+                             f"sandbox can write ({', '.join(roots)})")
+        workdir = start
+        known_dirs.add(workdir)
+        steps.append(Step(f"{dockerfile.name}:1 FROM {chain[0].base}"[:200], f"mkdir -p {shlex.quote(workdir)}"))
     for instruction in (i for stage in chain for i in stage.instructions):
         at = f"{dockerfile.name}:{instruction.line} {instruction.keyword} {instruction.args}"[:200]
         keyword = instruction.keyword

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.harbor_tasks import admit, episode, make_task
+from support.harbor_tasks import SUBMIT, admit, episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
@@ -38,9 +38,13 @@ def client(docker):
 
 def test_image_references_name_their_repository():
     assert [repository(r) for r in ("python:3.12-slim", "docker.io/library/python:3.12@sha256:ab", "ubuntu",
-                                    "localhost:5000/team/app:1", "ghcr.io/x/y")] == \
-        ["python", "python", "ubuntu", "team/app", "x/y"]
-    assert SUBSTITUTES == {"python": PYTHON_IMAGE, "debian": BASE_IMAGE, "ubuntu": BASE_IMAGE}
+                                    "localhost:5000/team/app:1", "ghcr.io/x/y",
+                                    "public.ecr.aws/docker/library/ubuntu:24.04@sha256:0d",
+                                    "ghcr.io/laude-institute/t-bench/python-3-13:20250620")] == \
+        ["python", "python", "ubuntu", "team/app", "x/y", "ubuntu", "laude-institute/t-bench/python-3-13"]
+    assert SUBSTITUTES == {"python": PYTHON_IMAGE, "debian": BASE_IMAGE, "ubuntu": BASE_IMAGE,
+                           "laude-institute/t-bench/ubuntu-24-04": BASE_IMAGE,
+                           "laude-institute/t-bench/python-3-13": PYTHON_IMAGE}
 
 
 def test_a_base_with_no_stand_in_that_cannot_be_pulled_is_an_error_naming_it(client):
@@ -111,3 +115,22 @@ def test_a_user_line_is_the_agents_and_the_tests_user_while_setup_runs_as_root(d
 
     regraded = asyncio.run(TerminalFamily().regrade(load_task(task), trace.artefact, make_backend("docker")))
     assert regraded.reward(TerminalFamily.reward) == 1.0, regraded.error or regraded.log[-2000:]
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_a_terminal_bench_1_task_builds_on_a_stand_in_with_its_bases_workdir(request, bwrap, tmp_path, sandbox):
+    """Terminal-Bench 1's tasks build on its own bases, which set WORKDIR /app, and `COPY` into `.` with none of
+    their own: on polar's stand-in the files land in /app, where their tests look."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    task = make_task(tmp_path, "tb1", dockerfile="FROM ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624\n"
+                     "COPY data.txt .\n", files={"data.txt": "3 4\n"},
+                     solve="awk '{print $1 + $2}' data.txt > sum.txt\n",
+                     test='[ "$(cat /app/sum.txt)" = 7 ] && [ -f /app/data.txt ] && r=1 || r=0\n'
+                          "echo $r > /logs/verifier/reward.txt\n")
+    assert load_task(task).workdir == "/app"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the stand-in's warning, when the engine lacks the base
+        solved, nothing = episode(task, OraclePolicy(), sandbox), episode(task, policy=SUBMIT, sandbox=sandbox)
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-2000:])
