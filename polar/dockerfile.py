@@ -178,6 +178,12 @@ def base_workdir(chain: list[Stage]) -> str:
     return BASE_WORKDIRS.get(repository(chain[0].base), "/")
 
 
+def final_user(chain: list[Stage]) -> str | None:
+    """The USER the image built from the stages `chain` ends with (None: its base's, root unless the base says)."""
+    users = [i.args.strip() for stage in chain for i in stage.instructions if i.keyword == "USER"]
+    return users[-1] if users else None
+
+
 def stage_chain(found: list[Stage]) -> list[Stage]:
     """The stages the final image is built from, in build order: the last stage, preceded by the earlier
     stages it is built on (`FROM build AS final` builds on `build`)."""

@@ -43,6 +43,9 @@ class SandboxSpec:
     dockerfile: str | None = None
     """A Dockerfile on this machine (its folder is the build context): container backends run the sandbox on an
     image built from it, cached by content, unless the engine already has `image`. The local backend ignores it."""
+    build_steps: tuple[str, ...] = ()
+    """Dockerfile instructions appended to `dockerfile`'s build: what a task's own scripts would fetch online that
+    the sandbox, which has no network, needs installed already (Terminal-v0: the Debian packages its tests install)."""
     writable_dirs: tuple[str, ...] = ()
     """Absolute paths outside the workdir that commands may write (a Harbor task's `/tests`, `/logs`). The local
     backend binds a fresh empty directory at each; a container's own file system is writable already."""

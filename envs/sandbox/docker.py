@@ -279,7 +279,7 @@ class DockerBackend:
         """The image a sandbox for `spec` runs on, built first when the engine lacks it: the spec's Dockerfile (on
         bases the engine has), else its image as named, else polar's offline base image (`polar images build`)."""
         if spec.dockerfile is not None:
-            return image_for_dockerfile(self.client, spec.dockerfile, spec.image)
+            return image_for_dockerfile(self.client, spec.dockerfile, spec.image, spec.build_steps)
         if spec.image is not None:
             return spec.image
         if self.base_image is None:

@@ -38,8 +38,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from polar.dockerfile import final_user, parse, stage_chain, stages
 from polar.envs.sandbox.docker import DockerSandbox
-from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, plan, replay
+from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, host_has_debs, plan, replay
 from polar.envs.sandbox.shell import ShellSandbox, command_args, kill_quietly
 from polar.envs.terminal.changes import (
     GRADING_DIRS,
@@ -54,7 +55,15 @@ from polar.envs.terminal.changes import (
     local_snapshot,
 )
 from polar.envs.terminal.tamper import command_words, docker_tampering, local_shadows, module_shadows
-from polar.envs.terminal.toolbox import INSTALL_INTO_HOME, TOOLBOX, needs_toolbox, prefetch, toolbox_dir
+from polar.envs.terminal.toolbox import (
+    INSTALL_INTO_HOME,
+    TOOLBOX,
+    apt_build_steps,
+    apt_packages,
+    needs_toolbox,
+    prefetch,
+    toolbox_dir,
+)
 from polar.envs.terminal.toolbox import verifier_env as toolbox_env
 from polar.errors import SandboxError, SandboxUnsupported, VerifierError
 from polar.protocols import EpisodeSetup, ExecResult, Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
@@ -69,10 +78,13 @@ _SKIP_ENV = {"PWD", "OLDPWD", "SHLVL", "_"}
 _HOOKS = {"BASH_ENV", "ENV", "HOME", "PROMPT_COMMAND", "PYTHONSTARTUP"}
 """Variables that make a shell or Python run a file at start, or name HOME: the verifier never inherits them."""
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_REMOTE = r"(?!(?:\w+ at )?(127\.\d+\.\d+\.\d+|localhost|\[?::1\]?|0\.0\.0\.0)\b)"
+"""A host that is not this machine: a refused connection to a local port is a service that is not running, not a
+missing network."""
 _NETWORK_FAILURE = re.compile(
     r"Could not resolve host[^\n]*|Temporary failure in name resolution|Temporary failure resolving[^\n]*|"
-    r"Name or service not known|Network is unreachable|Failed to connect to [^\n]*|"
-    r"Failed to establish a new connection|getaddrinfo failed|Could not connect to [^\n]*|No route to host|"
+    rf"Name or service not known|Network is unreachable|Failed to connect to {_REMOTE}[^\n]*|"
+    rf"Failed to establish a new connection|getaddrinfo failed|Could not connect to {_REMOTE}[^\n]*|No route to host|"
     r"\b(curl|wget|uvx?|pip3?): command not found|Network connectivity is disabled[^\n]*|"
     r"No matching distribution found for [^\n]*|No solution found when resolving[^\n]*|"
     r"because the network was disabled")
@@ -118,7 +130,12 @@ def local_blocker(task: HarborTask) -> str | None:
     if task.docker_only:
         return f"its task.toml marks it docker-only: {task.docker_only}"
     found = _local_plan(task)
-    return found if isinstance(found, str) else None
+    if isinstance(found, str):
+        return found
+    if missing := host_has_debs(tuple(p.split("=")[0] for p in apt_packages(task.tests))):
+        return (f"its tests install Debian packages this machine lacks ({', '.join(missing)}), which the local "
+                "sandbox cannot install (the docker sandbox installs them when it builds the task's image)")
+    return None
 
 
 def _pack(files: dict[str, bytes]) -> bytes:
@@ -196,14 +213,18 @@ class TerminalFamily:
                 (blocker := local_blocker(task)) is not None:
             raise SandboxUnsupported(f"task {task.id} runs in the docker sandbox only: {blocker}")
         limits = {"memory_mb": task.memory_mb} if task.memory_mb else {}
-        mounts = ()
+        mounts, steps = (), ()
+        if task.dockerfile is not None and (packages := apt_packages(task.tests)):
+            text = task.dockerfile.read_text()
+            steps = apt_build_steps(packages, final_user(stage_chain(stages(parse(text, str(task.dockerfile))))))
         if needs_toolbox(task.tests):
             if missing := prefetch(task.tests):
                 warnings.warn(f"task {task.id}: no wheel of {', '.join(missing)} could be had for the verifier "
                               "toolbox: the tests that install them will fail offline", stacklevel=2)
             mounts = (Mount(str(toolbox_dir()), TOOLBOX),)
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
-                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, mounts=mounts, **limits)
+                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, mounts=mounts, build_steps=steps,
+                           **limits)
 
     async def setup(self, task: HarborTask, sandbox: Sandbox) -> EpisodeSetup:
         backend = sandbox.backend

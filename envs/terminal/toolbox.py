@@ -16,7 +16,8 @@ the host once per machine and mounted read-only at `TOOLBOX` for a task whose te
   and `curl`, which answers uv's installer URL with `uv-install.sh` and hands every other call to the image's own
   curl (or fails as a missing curl does);
 - `apt.conf`: apt with no sources, so `apt-get update` has nothing to fetch and `apt-get install` of a package the
-  image has succeeds, as it would online;
+  image has succeeds, as it would online; in docker the Debian packages the tests install are installed when the
+  task's image is built (`apt_build_steps`), where the build has the network;
 - `wheels/`: the wheels of the packages the task's tests name (`uvx -w`, `uv pip install`, `pip install`, ...),
   downloaded when the task's sandbox is prepared (`prefetch`), where uv and pip look, offline.
 
@@ -51,8 +52,8 @@ PYTHON_PACKAGES = ("python3.13-minimal", "libpython3.13-stdlib", "ca-certificate
 PIP_PYTHONS = ("3.11", "3.12", "3.13")
 """The Pythons a `pip install` in test.sh may run on (Debian 12, Ubuntu 24.04, Debian 13): wheels for each."""
 _LIBRARIES = "cpython-3.13/usr/lib/x86_64-linux-gnu"
-_USES = re.compile(r"^[^#\n]*(?<![\w/.-])(uvx?|pip3?|-m\s+pip|\$HOME/\.local/bin/env|~/\.local/bin/env)(?![\w-])",
-                   re.M)
+_USES = re.compile(r"^[^#\n]*(?<![\w/.-])(uvx?|pip3?|-m\s+pip|apt-get|apt|\$HOME/\.local/bin/env|~/\.local/bin/env)"
+                   r"(?![\w-])", re.M)
 _INSTALLER = """#!/bin/sh
 # polar's offline stand-in for uv's installer: uv {version} and CPython {python} from the verifier's toolbox
 mkdir -p "$HOME/.local/bin" || exit 1
@@ -87,7 +88,7 @@ def toolbox_dir() -> Path:
 
 
 def needs_toolbox(scripts: dict[str, bytes]) -> bool:
-    """Whether the task's test scripts use uv or pip (or the env file uv's installer writes)."""
+    """Whether the task's test scripts use uv, pip or apt (or the env file uv's installer writes)."""
     return any(_USES.search(data.decode(errors="replace")) for name, data in scripts.items() if name.endswith(".sh"))
 
 
@@ -190,11 +191,7 @@ def requirements(scripts: dict[str, bytes]) -> tuple[tuple[str, ...], tuple[str,
     for name, data in scripts.items():
         if not name.endswith(".sh"):
             continue
-        for line in data.decode(errors="replace").replace("\\\n", " ").splitlines():
-            try:
-                words = shlex.split(line, comments=True)
-            except ValueError:
-                continue
+        for words in _lines(data):
             for i, word in enumerate(words):
                 base, after = word.rsplit("/", 1)[-1], words[i + 1:]
                 if base == "uvx":
@@ -211,6 +208,59 @@ def requirements(scripts: dict[str, bytes]) -> tuple[tuple[str, ...], tuple[str,
                         base in ("pip", "pip3") or (base == "pip" and words[i - 1:i] == ["-m"])):
                     pip += _listed(after[1:], scripts)
     return tuple(dict.fromkeys(uv)), tuple(dict.fromkeys(pip))
+
+
+def apt_packages(scripts: dict[str, bytes]) -> tuple[str, ...]:
+    """The Debian packages the test scripts install (`apt-get install [-y ...] PKG...`, `apt install ...`)."""
+    found = []
+    for name, data in scripts.items():
+        if not name.endswith(".sh"):
+            continue
+        for words in _lines(data):
+            for i, word in enumerate(words):
+                if word.rsplit("/", 1)[-1] in ("apt-get", "apt") and "install" in words[i + 1:i + 4]:
+                    rest = words[words.index("install", i) + 1:]
+                    found += [w for w in _until_separator(rest) if _DEBIAN_PACKAGE.fullmatch(w)]
+    return tuple(dict.fromkeys(found))
+
+
+def apt_build_steps(packages: tuple[str, ...], user: str | None) -> tuple[str, ...]:
+    """Dockerfile lines that install `packages` at build, where the build has the network test.sh lacks (each on
+    its own when they cannot all be had, so one unknown name keeps none of the others out), as root."""
+    if not packages:
+        return ()
+    names = " ".join(packages)
+    install = "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends"
+    steps = ["USER root", f"RUN apt-get update -qq && {{ {install} {names} || for p in {names}; do {install} \"$p\" "
+             "|| true; done; }; rm -rf /var/lib/apt/lists/*"]
+    return (*steps, f"USER {user}") if user else tuple(steps)
+
+
+def _lines(data: bytes) -> list[list[str]]:
+    """A script's lines (continued lines joined) as shell words and operators; a line that does not split is left
+    out."""
+    lines = []
+    for line in data.decode(errors="replace").replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        try:
+            lines.append(list(lexer))
+        except ValueError:
+            continue
+    return lines
+
+
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+(=[^\s]+)?")
+
+
+def _until_separator(words: list[str]) -> list[str]:
+    out = []
+    for word in words:
+        if set(word) <= set(";&|()<>"):
+            break
+        if not word.startswith("-"):
+            out.append(word)
+    return out
 
 
 def _uv_requirements(words: list[str], tool: bool) -> list[str]:
@@ -236,7 +286,7 @@ def _uv_requirements(words: list[str], tool: bool) -> list[str]:
 
 def _listed(words: list[str], scripts: dict[str, bytes]) -> list[str]:
     found, i = [], 0
-    while i < len(words) and words[i] not in ("&&", "||", ";", "|"):
+    while i < len(words) and not set(words[i]) <= set(";&|()<>"):
         word = words[i]
         if word in ("-r", "--requirement") and i + 1 < len(words):
             listed = scripts.get(words[i + 1].removeprefix("/tests/"), b"").decode(errors="replace")

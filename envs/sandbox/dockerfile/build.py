@@ -170,14 +170,15 @@ def _context_tar(context: Path, dockerfile: Path, text: str) -> bytes:
     return out.getvalue()
 
 
-def image_for_dockerfile(client: Any, dockerfile: str, image: str | None = None) -> str:
-    """The image to run a sandbox on: `image` when the engine has it, else the Dockerfile built (once per
-    content) on bases the engine has. Build errors raise `SandboxError` with the builder's last lines."""
+def image_for_dockerfile(client: Any, dockerfile: str, image: str | None = None, steps: tuple[str, ...] = ()) -> str:
+    """The image to run a sandbox on: `image` when the engine has it, else the Dockerfile, with `steps` appended,
+    built (once per content) on bases the engine has. Build errors raise `SandboxError` with the builder's last
+    lines."""
     if image is not None and _has_image(client, image):
         return image
     path = Path(dockerfile)
     try:
-        text = path.read_text()
+        text = path.read_text() + "".join(f"\n{step}" for step in steps)
     except OSError as e:
         raise SandboxError(f"cannot read the Dockerfile {path}: {e}") from None
     stamp = (text, tuple((str(p), (st := p.lstat()).st_size, st.st_mtime_ns, st.st_mode)

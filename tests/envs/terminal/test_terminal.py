@@ -439,3 +439,13 @@ def test_network_errors_the_agents_program_prints_are_its_own_zero(bwrap, tmp_pa
     trace = episode(task, OraclePolicy())
     assert "Could not resolve host" in trace.verifier_log
     assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-2000:])
+
+
+def test_a_refused_connection_to_a_local_service_is_the_agent_s_zero(bwrap, tmp_path):
+    """A test.sh that fetches (so network failures would count) and finds the service the agent should have left
+    running is down: `Could not connect to Redis at 127.0.0.1` is a local failure, a completed 0."""
+    test = ("curl -s http://127.0.0.1:9/ || echo 'Could not connect to Redis at 127.0.0.1:6379: Connection refused'\n"
+            "echo 0 > /logs/verifier/reward.txt\n")
+    trace = episode(make_task(tmp_path, test=test))
+    assert "Could not connect to Redis" in trace.verifier_log
+    assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-2000:])

@@ -7,8 +7,11 @@ import json
 import pytest
 from support.harbor_tasks import SUBMIT, episode, make_task
 
+from polar.envs.terminal.family import TerminalFamily
 from polar.envs.terminal.toolbox import needs_toolbox, requirements
+from polar.errors import SandboxUnsupported
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.tasks.harbor import load_task
 from polar.types import ModelReply, ToolCall
 
 
@@ -28,8 +31,11 @@ SHAPES = {
                 "uv pip install pytest==8.4.1\npytest /tests/test_outputs.py -rA\n" + VERDICT),
     # pip on the image's own Python (a python:* base), pytest from the wheelhouse
     "pip": "pip install -q pytest==8.4.1\npytest /tests/test_outputs.py -rA\n" + VERDICT,
+    # Debian's pytest, from apt: installed when the image is built
+    "apt": ("apt-get update && apt-get install -y python3-pytest\npython3 -m pytest /tests/test_outputs.py -rA\n"
+            + VERDICT),
 }
-BASES = {"uvx": "ubuntu:24.04", "uv-venv": "ubuntu:24.04", "pip": "python:3.13-slim-bookworm"}
+BASES = {"uvx": "ubuntu:24.04", "uv-venv": "ubuntu:24.04", "pip": "python:3.13-slim-bookworm", "apt": "ubuntu:24.04"}
 
 
 def test_what_the_tests_name_is_what_gets_fetched():
@@ -47,9 +53,9 @@ def test_what_the_tests_name_is_what_gets_fetched():
 
 
 @pytest.mark.parametrize("sandbox, shape", [("local", "uvx"), ("local", "uv-venv"), ("docker", "uvx"),
-                                            ("docker", "uv-venv"), ("docker", "pip")])
+                                            ("docker", "uv-venv"), ("docker", "pip"), ("docker", "apt")])
 def test_a_terminal_bench_preamble_runs_offline_and_scores_the_work(request, bwrap, tmp_path, sandbox, shape):
-    """(pip only in docker: the local sandbox's Python is the host's, which installs nothing system-wide.)"""
+    """(pip and apt only in docker: the local sandbox's system is the host's, which they install nothing into.)"""
     if sandbox == "docker":
         request.getfixturevalue("docker")
     task = make_task(tmp_path, shape, dockerfile=f"FROM {BASES[shape]}\nWORKDIR /app\n", test=SHAPES[shape],
@@ -57,7 +63,7 @@ def test_a_terminal_bench_preamble_runs_offline_and_scores_the_work(request, bwr
     (task / "tests" / "test_outputs.py").write_text(TEST)
     solved, nothing = episode(task, OraclePolicy(), sandbox), episode(task, SUBMIT, sandbox)
     assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-3000:])
-    assert "1 passed" in solved.verifier_log and (shape == "pip" or "Python 3.13" in solved.verifier_log)
+    assert "1 passed" in solved.verifier_log and (shape in ("pip", "apt") or "Python 3.13" in solved.verifier_log)
     assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-3000:])
     assert "1 failed" in nothing.verifier_log
 
@@ -93,3 +99,11 @@ def test_tests_that_need_a_package_no_wheel_exists_for_cannot_verify(bwrap, tmp_
         trace = episode(task, OraclePolicy(), "local")
     assert (trace.status, trace.reward) == ("verifier_error", 0.0), (trace.error, trace.verifier_log[-3000:])
     assert "No solution found" in trace.error
+
+
+def test_tests_that_install_debian_packages_the_host_lacks_run_in_docker_only(bwrap, tmp_path):
+    task = make_task(tmp_path, "apt-local", test=SHAPES["apt"].replace("python3-pytest", "polar-no-such-deb"))
+    trace = episode(task, SUBMIT, "local")  # says why it could not start, so `polar eval` goes on
+    assert (trace.status, trace.reward) == ("sandbox_error", 0.0) and "docker sandbox only" in trace.error
+    with pytest.raises(SandboxUnsupported, match="install Debian packages this machine lacks .polar-no-such-deb."):
+        TerminalFamily().sandbox_spec(load_task(task), backend="local")
