@@ -289,8 +289,9 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
                 grade = Grade(self.family.reward.zeros(), error=f"grading failed: {e}")
         if grade.tampered is not None:
             status, error = "tampered", grade.tampered
-        elif grade.error is not None and status == "completed":
-            status, error = "verifier_error", grade.error
+        elif grade.error is not None and status in ("completed", "truncated", "timeout"):  # a cut-short one too
+            ended = "" if status == "completed" else f" (the episode itself ended {status}: {error})"
+            status, error = "verifier_error", grade.error + ended
         await self._stop_episode()
         reward = grade.reward(self.family.reward)
         return Trace(

@@ -20,7 +20,7 @@ from polar.envs.sandbox import make_backend
 from polar.envs.terminal.family import TerminalFamily, local_blocker
 from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import OraclePolicy
+from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.tasks.harbor import load_suite, load_task, read_reward
 from polar.trace import load_schema
@@ -449,3 +449,15 @@ def test_a_refused_connection_to_a_local_service_is_the_agent_s_zero(bwrap, tmp_
     trace = episode(make_task(tmp_path, test=test))
     assert "Could not connect to Redis" in trace.verifier_log
     assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-2000:])
+
+
+def test_a_truncated_episode_whose_tests_cannot_verify_is_a_verifier_error(bwrap, tmp_path):
+    """Cut short by max_turns, the tests still run; a verifier that breaks is not hidden behind the truncation."""
+    env = gym.make("polar/Terminal-v0", suite=str(make_task(tmp_path, test="exit 3\n")), sandbox="local", max_turns=1,
+                   time_limit_s=120)
+    try:
+        trace = run_episode(env, ScriptedPolicy([{"content": "thinking"}] * 3), seed=0)
+    finally:
+        env.close()
+    assert (trace.status, trace.reward) == ("verifier_error", 0.0)
+    assert "the episode itself ended truncated: reached max_turns=1" in trace.error
