@@ -76,6 +76,9 @@ from polar.tasks.swe import DiffBlock, SweTask, diff_blocks, load_instances, pat
 
 EVAL_TIMEOUT_S = 900.0
 LOG_LIMIT = 40_000
+EVAL_LOG = "/tmp/polar_eval.log"
+"""Where the eval script's output goes: a file, not the command's capped output, so a test run that prints more
+than a command may (1 MiB) still reaches its end marker."""
 DEFAULT_TEST_COMMAND = f"{PYTEST} -rA -p no:cacheprovider"
 GRADER_DIR = "/tmp/polar_grader"
 VERDICT_PLUGIN = "polar_verdict"
@@ -345,15 +348,15 @@ class SweFamily:
             await grader.write("/tmp/polar_eval.sh", self.eval_script(task, runtime.environment))
             env = await asyncio.to_thread(self.clean_env, runtime, ours)
             assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-            result = await grader.exec(f'env -i PATH="$PATH" {assignments} bash --noprofile --norc /tmp/polar_eval.sh',
-                                       timeout=EVAL_TIMEOUT_S)
+            result = await grader.exec(f'env -i PATH="$PATH" {assignments} bash --noprofile --norc /tmp/polar_eval.sh '
+                                       f'> {EVAL_LOG} 2>&1', timeout=EVAL_TIMEOUT_S)
+            output = (await grader.read(EVAL_LOG)).decode("utf-8", "replace")
             record = await self._record(grader) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
             return Grade(self.reward.zeros(), f"{note}grading failed: {e}", artefact, error=f"grading failed: {e}")
         finally:
             await grader.stop()
-        return self._decide(task, runtime.environment, log + result.output, result.timed_out, artefact, record,
-                            canaries)
+        return self._decide(task, runtime.environment, log + output, result.timed_out, artefact, record, canaries)
 
     async def _canaries(self, task: SweTask, grader: Sandbox) -> CanarySet:
         """Fresh canaries for the instance's Python test files, written with the placer that the eval script runs

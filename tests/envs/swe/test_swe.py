@@ -4,7 +4,10 @@ harness), and bad input. Environments and images are cached (`$POLAR_CACHE`), so
 pays for building them."""
 
 import asyncio
+import io
 import json
+import subprocess
+import tarfile
 from dataclasses import replace
 
 import gymnasium as gym
@@ -148,6 +151,22 @@ def test_a_crashing_grader_is_a_verifier_error_with_its_log(bwrap):
     finally:
         env.close()
     assert (trace.status, trace.reward) == ("verifier_error", 0.0) and "the eval script broke" in trace.verifier_log
+
+
+def test_a_test_run_that_prints_past_a_command_s_output_cap_is_still_graded(bwrap, tmp_path):
+    """The eval script's output goes to a file: a gold patch whose module prints 3 MiB as pytest exits (a command
+    may print 1 MiB) still reaches the end marker, and resolves."""
+    task = TASKS[1]
+    with tarfile.open(fileobj=io.BytesIO(FAMILY.environment(task).base_archive(task))) as tar:
+        tar.extractall(tmp_path, filter="data")
+    git = ["git", "-c", "core.hooksPath=/dev/null", "-C", str(tmp_path)]
+    subprocess.run([*git, "apply", "-"], input=task.patch, text=True, check=True)
+    module = tmp_path / patch_files(task.patch)[0]
+    module.write_text(module.read_text() + "\nimport atexit as _atexit\nimport os as _os\n"  # past pytest's capture
+                      "_atexit.register(lambda: _os.write(1, b'x' * (3 << 20)))\n")
+    noisy = subprocess.run([*git, "diff"], capture_output=True, text=True, check=True).stdout
+    grade = run(FAMILY.grade_patch(task, noisy, make_backend("local")))
+    assert grade.error is None and grade.components["resolved"] == 1.0, (grade.error, grade.log[-2000:])
 
 
 def test_regrading_the_artefact_gives_the_same_verdict(bwrap):
