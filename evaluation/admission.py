@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
+import json
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from polar.envs.registration import env_family
@@ -83,9 +86,16 @@ async def _play(env: Any, task_id: str) -> Admission:
         except PolarError as e:  # a harness that cannot start
             admission.reasons.append(f"{label} should score {want:g}: {type(e).__name__}: {e}")
             continue
+        admission.outcomes[label] = _seen(trace)
         if (why := _outcome(trace, want)) is not None:
             admission.reasons.append(f"{label} should score {want:g}: {why}")
     return admission
+
+
+def _seen(trace: Trace) -> str:
+    """One episode of an admission in words: reward, status, and the base its image was built on (docker)."""
+    base = next((line for line in trace.verifier_log.splitlines()[:3] if line.startswith("base image")), None)
+    return f"reward {trace.reward:g}, {trace.status}" + (f"; {base}" if base else "")
 
 
 async def admit_suite(suite: str, *, env_id: str | None = None, sandbox: str = "local", jobs: int = 2,
@@ -165,6 +175,9 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
         elif not admission.admitted:
             counts["rejected"] += 1
             bar.write(f"REJECTED {admission.task_id}: " + "; ".join(admission.reasons))
+        else:
+            seen = "; ".join(f"{check}: {outcome}" for check, outcome in admission.outcomes.items())
+            bar.write(f"ADMITTED {admission.task_id}" + (f" ({seen})" if seen else ""))
         bar.set_postfix(counts)
         bar.update(1)
 
@@ -176,6 +189,9 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
                                                      progress=progress))
     finally:
         bar.close()
+    if args.json is not None:
+        args.json.write_text(json.dumps([{**dataclasses.asdict(a), "admitted": a.admitted} for a in admissions],
+                                        indent=1) + "\n")
     admitted = sum(a.admitted for a in admissions)
     checks = ("the gold patch resolves, empty and test-sabotaging patches do not" if env_id == SWE
               else "the oracle scores 1, doing nothing scores 0")
@@ -200,6 +216,8 @@ def add_parser(subparsers: Any) -> None:
     admit.add_argument("--env", help="the env id the suite is for (default: found by loading the suite)")
     admit.add_argument("--sandbox", default="local", help="local (bubblewrap) | docker")
     admit.add_argument("--jobs", "-j", type=int, default=2, help="tasks admitted at once")
+    admit.add_argument("--json", type=Path, metavar="FILE", help="also write each task's admission (its checks' "
+                                                                  "outcomes, reasons, skip) to FILE as JSON")
     admit.add_argument("--tasks", help="comma-separated task ids (default: all)")
     admit.add_argument("--strict", action="store_true", help="refuse the suite when any task folder does not load "
                                                              "(default: those are rejected, the others admitted)")

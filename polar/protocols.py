@@ -248,6 +248,9 @@ class Admission:
     skipped: str | None = None
     """Why the task was not run in this sandbox (a docker-only task in the local one): neither admitted nor
     rejected."""
+    outcomes: dict[str, str] = field(default_factory=dict)
+    """What each check saw, by check (`oracle`, `no-op`; SWE-v0: `gold`, `empty`, each sabotage): the reward and
+    status, and for a Terminal task in docker what its image was built on."""
     seconds: float = 0.0
 
     @property

@@ -18,7 +18,7 @@ import time
 
 from polar.envs.swe.family import SweFamily
 from polar.errors import PolarError
-from polar.protocols import Admission, SandboxBackend
+from polar.protocols import Admission, Grade, SandboxBackend
 from polar.tasks.swe import SweTask
 
 SKIP_ALL = ("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n"
@@ -56,9 +56,11 @@ async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Ad
     result = Admission(task.instance_id)
     try:
         gold = await family.grade_patch(task, task.patch, backend)
+        result.outcomes["gold"] = _seen(gold)
         if gold.error or gold.components["resolved"] != 1.0:
             result.reasons.append(f"the gold patch does not resolve it ({gold.error or _report(gold.log)})")
         empty = await family.grade_patch(task, "", backend)
+        result.outcomes["empty"] = _seen(empty)
         if empty.error:
             result.reasons.append(f"grading the empty patch failed: {empty.error}")
         elif empty.components["resolved"] != 0.0:
@@ -67,6 +69,7 @@ async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Ad
             result.reasons.append(f"some FAIL_TO_PASS tests already pass without the fix ({_report(empty.log)})")
         for name, patch in (await sabotage_patches(family, task, backend)).items():
             grade = await family.grade_patch(task, patch, backend)
+            result.outcomes[name] = _seen(grade)
             if grade.error:
                 result.reasons.append(f"grading the patch that would {name} failed: {grade.error}")
             elif grade.components["resolved"] != 0.0:
@@ -75,6 +78,13 @@ async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Ad
         result.reasons.append(str(e))
     result.seconds = time.monotonic() - started
     return result
+
+
+def _seen(grade: Grade) -> str:
+    """One grade of an admission in words."""
+    said = f", tampered: {grade.tampered[:200]}" if grade.tampered else f", error: {grade.error[:200]}" \
+        if grade.error else ""
+    return f"resolved {grade.components['resolved']:g}{said}"
 
 
 def _report(log: str) -> str:

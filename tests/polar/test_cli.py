@@ -137,7 +137,14 @@ def test_tasks_admit_plays_any_suite_and_names_a_broken_task(bwrap, tmp_path):
     assert "REJECTED roman_numerals: oracle should score 1" in done.stdout
     assert "REJECTED caesar_cipher" not in done.stdout
     assert "1/2 task(s) of " in done.stdout and "(polar/Code-v0) admitted in the local sandbox" in done.stdout
-    assert polar("tasks", "admit", str(tmp_path), "--tasks", "caesar_cipher").returncode == 0
+    report = tmp_path.parent / "admission.json"
+    done = polar("tasks", "admit", str(tmp_path), "--tasks", "caesar_cipher", "--json", str(report))
+    assert done.returncode == 0 and "ADMITTED caesar_cipher (oracle: reward 1, completed; no-op: reward 0, " \
+        "completed)" in done.stdout
+    assert json.loads(report.read_text()) == [{"task_id": "caesar_cipher", "reasons": [], "skipped": None,
+                                               "outcomes": {"oracle": "reward 1, completed",
+                                                            "no-op": "reward 0, completed"},
+                                               "seconds": pytest.approx(1, abs=600), "admitted": True}]
     unknown = polar("tasks", "admit", str(tmp_path), "--tasks", "nope")
     assert unknown.returncode != 0 and "unknown task id 'nope'" in unknown.stderr
 
