@@ -33,7 +33,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import warnings
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.cache import cache_dir, locked
+from polar.envs.sandbox.site import install_site, readable
 from polar.errors import SandboxError, TaskFormatError
 from polar.protocols import Mount, SandboxSpec
 from polar.tasks.swe import BUNDLED, SweTask
@@ -96,13 +96,6 @@ def commit_tree(directory: Path, message: str) -> str:
     return _run([*GIT, "rev-parse", "HEAD"], directory).strip()
 
 
-def _readable(tree: Path) -> None:
-    """World-readable (and the folders searchable), for sandboxes that run as another uid."""
-    for path in [tree, *tree.rglob("*")]:
-        if not path.is_symlink():
-            path.chmod(path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
-
-
 @dataclass(frozen=True)
 class RepoEnvironment:
     """A repository at a version: its source (an sdist, or a git mirror), the packages its tests need, the command
@@ -145,20 +138,7 @@ class RepoEnvironment:
         return site
 
     def _install(self, site: Path) -> None:
-        staging = Path(tempfile.mkdtemp(prefix="site-", dir=self.root.parent if self.root.parent.is_dir() else None))
-        try:
-            _run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-                  "--target", str(staging), "--python-version", SANDBOX_PYTHON, "--only-binary", ":all:",
-                  *self.requirements], what=f"pip install of {self.repo} {self.version}'s test dependencies")
-            for script in (staging / "bin").glob("*") if (staging / "bin").is_dir() else ():
-                text = script.read_bytes()
-                if text.startswith(b"#!"):  # pip wrote the host interpreter's path; the sandbox has its own
-                    script.write_bytes(b"#!/usr/bin/env python3" + text[text.index(b"\n"):])
-            self.root.mkdir(parents=True, exist_ok=True)
-            _readable(staging)
-            staging.rename(site)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        install_site(self.requirements, SANDBOX_PYTHON, site, f"{self.repo} {self.version}'s test dependencies")
 
     def pytest_plugins(self) -> tuple[str, ...]:
         """The modules of the pytest plugins the test dependencies installed (their `pytest11` entry points). polar
@@ -195,7 +175,7 @@ class RepoEnvironment:
                 with tarfile.open(self.sdist) as tar:
                     tar.extractall(staging, filter="data")
                 (top,) = staging.iterdir()
-                _readable(top)
+                readable(top)
                 top.rename(source)
                 staging.rmdir()
         return source

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import io
+import json
 import re
 import shlex
 import tarfile
@@ -36,12 +38,15 @@ import time
 import warnings
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from polar.cache import cache_dir, locked
 from polar.dockerfile import final_user, parse, stage_chain, stages
 from polar.envs.sandbox.docker import DockerSandbox
 from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, host_has_debs, plan, replay
 from polar.envs.sandbox.shell import ShellSandbox, command_args, kill_quietly
+from polar.envs.sandbox.site import host_python_version, install_site
 from polar.envs.terminal.changes import (
     GRADING_DIRS,
     Changes,
@@ -123,6 +128,22 @@ def _local_plan(task: HarborTask) -> list[Step] | str:
         except DockerOnly as e:
             _PLANS[task] = str(e)
     return _PLANS[task]
+
+
+TASK_SITE = "/opt/polar-task-site"
+"""Where the local sandbox mounts what a task's Dockerfile pip-installs (its image would hold it)."""
+
+
+def task_site(requirements: tuple[str, ...]) -> Path:
+    """The site folder of `requirements` for the host's Python, installed once per machine."""
+    version = host_python_version()
+    key = hashlib.sha256(json.dumps([version, sorted(requirements)]).encode()).hexdigest()[:16]
+    site = cache_dir("task-sites") / key
+    if not site.is_dir():
+        with locked(site.parent / f".{key}.lock"):
+            if not site.is_dir():
+                install_site(requirements, version, site, f"the Dockerfile's pip installs ({' '.join(requirements)})")
+    return site
 
 
 def local_blocker(task: HarborTask) -> str | None:
@@ -222,9 +243,14 @@ class TerminalFamily:
                 warnings.warn(f"task {task.id}: no wheel of {', '.join(missing)} could be had for the verifier "
                               "toolbox: the tests that install them will fail offline", stacklevel=2)
             mounts = (Mount(str(toolbox_dir()), TOOLBOX),)
+        env: dict[str, str] = {}
+        if backend is not None and backend not in IMAGE_BACKENDS and not isinstance(found := _local_plan(task), str) \
+                and (requirements := tuple(r for step in found for r in step.requirements)):
+            mounts += (Mount(str(task_site(requirements)), TASK_SITE),)  # what the Dockerfile pip-installs
+            env = {"PYTHONPATH": TASK_SITE, "PATH": f"{TASK_SITE}/bin:{DEFAULT_PATH}"}
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
                            workdir=task.workdir, writable_dirs=WRITABLE_DIRS, mounts=mounts, build_steps=steps,
-                           **limits)
+                           env=env, **limits)
 
     async def setup(self, task: HarborTask, sandbox: Sandbox) -> EpisodeSetup:
         backend = sandbox.backend
@@ -325,7 +351,7 @@ class TerminalFamily:
         changes = decode(artefact)
         if changes.too_large is not None:
             return Grade(self.reward.zeros(), changes.summary(), error=f"task {task.id}: {changes.summary()}")
-        sandbox = await backend.start(self.sandbox_spec(task))
+        sandbox = await backend.start(self.sandbox_spec(task, backend.name))
         try:
             setup = (await self.setup(task, sandbox)).state
             await sandbox.mark_processes()

@@ -54,7 +54,7 @@ def test_eval_report_submit_validate(request, bwrap, env_id, sandbox, tmp_path):
 def test_a_task_that_cannot_start_is_a_sandbox_error_episode_and_the_run_goes_on(bwrap, tmp_path):
     """A docker-only task in the local sandbox beside one that runs: both are episodes, the summary counts both."""
     suite = tmp_path / "suite"
-    for name, extra in (("runs-here", ""), ("needs-docker", "RUN pip install requests\n")):
+    for name, extra in (("runs-here", ""), ("needs-docker", "RUN npm install -g left-pad\n")):
         for rel, text in {"instruction.md": "Create the file done.\n", "task.toml": 'version = "1.0"\n',
                           "environment/Dockerfile": f"FROM polar/base:bookworm\nWORKDIR /app\n{extra}",
                           "solution/solve.sh": "#!/bin/bash\ntouch /app/done\n",

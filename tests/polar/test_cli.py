@@ -165,7 +165,7 @@ def test_tasks_admit_names_each_loader_error_for_a_folder_no_family_takes(tmp_pa
 def test_tasks_admit_skips_a_docker_only_task_in_the_local_sandbox(bwrap, tmp_path):
     task = tmp_path / "needs-docker"
     for rel, text in {"instruction.md": "Do it.\n", "task.toml": 'version = "1.0"\n',
-                      "environment/Dockerfile": "FROM polar/base:bookworm\nWORKDIR /app\nRUN pip install requests\n",
+                      "environment/Dockerfile": "FROM polar/base:bookworm\nWORKDIR /app\nRUN npm install -g left-pad\n",
                       "tests/test.sh": "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"}.items():
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text)

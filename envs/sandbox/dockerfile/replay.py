@@ -4,11 +4,12 @@ The local sandbox runs on the host's own read-only system, so the Dockerfile can
 steps are replayed instead, in order: WORKDIR makes the directory, ENV is exported in the sandbox's shell,
 ARG feeds later steps, COPY and ADD copy files from the build context (a source that leads out of it is refused,
 as docker refuses it), RUN runs its command. A RUN that only installs Debian packages the host already has
-installs nothing new, and is skipped. FROM, USER, CMD, ENTRYPOINT, EXPOSE, LABEL and the like are skipped: the
-system underneath is the host's.
+installs nothing new, and is skipped; one that pip-installs packages by name becomes a step's `requirements`,
+which the host installs into a site folder the sandbox mounts. FROM,
+USER, CMD, ENTRYPOINT, EXPOSE, LABEL and the like are skipped: the system underneath is the host's.
 
 A task needs the docker sandbox, and `plan` raises `DockerOnly` saying why, when its Dockerfile installs
-anything else (Debian packages the host lacks, or anything through pip, npm, apk, curl, ...), writes outside
+anything else (Debian packages the host lacks, pip from a path or URL, npm, apk, curl, ...), writes outside
 the places the local sandbox lets it write (the working directory, /tmp, and the family's writable dirs),
 copies from another stage or a URL.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+import re
 import shlex
 import shutil
 import subprocess
@@ -58,6 +60,9 @@ class Step:
     """Run in the sandbox's shell (after unpacking `archive`, if any)."""
     archive: bytes | None = None
     """A tar of files to unpack at /, for COPY and ADD."""
+    requirements: tuple[str, ...] = ()
+    """What a `RUN pip install` installs, for the host to install into a site folder the sandbox mounts
+    (`polar.envs.sandbox.site`); the step itself runs nothing."""
 
 
 def _writable(path: str, roots: tuple[str, ...]) -> bool:
@@ -99,14 +104,44 @@ def _simple_commands(command: str) -> list[list[str]] | None:
     return result
 
 
-def _classify_run(command: str, where: str) -> str:
-    """`skip` (installs nothing new) or `run`; raises DockerOnly for anything that installs."""
+_PIP_FLAGS = {"-q", "--quiet", "--no-cache-dir", "--break-system-packages", "-U", "--upgrade", "--user",
+              "--disable-pip-version-check", "--no-input", "--root-user-action=ignore", "--progress-bar=off"}
+"""pip install options that change nothing about what is installed into a site folder."""
+_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[^\s;,]+)*(,[<>=!~]=?[^\s;,]+)*")
+
+
+def _pip_requirements(words: list[str]) -> list[str] | None:
+    """The requirements of `pip install ...` (`pip3`, `python -m pip`) that names only packages, else None: a path,
+    a URL, a requirements file or an option that picks where from needs docker."""
+    program = posixpath.basename(words[0])
+    if program in ("pip", "pip3"):
+        rest = words[1:]
+    elif program.startswith("python") and words[1:3] == ["-m", "pip"]:
+        rest = words[3:]
+    else:
+        return None
+    if rest[:1] != ["install"]:
+        return None
+    options = [w for w in rest[1:] if w.startswith("-")]
+    names = [w for w in rest[1:] if not w.startswith("-")]
+    if not names or not set(options) <= _PIP_FLAGS or not all(_REQUIREMENT.fullmatch(n) for n in names):
+        return None
+    return names
+
+
+def _classify_run(command: str, where: str) -> str | tuple[str, ...]:
+    """`skip` (installs nothing new), `run`, or the requirements of a RUN that only pip-installs packages (and
+    Debian packages the host has); raises DockerOnly for anything else that installs."""
     commands = _simple_commands(command)
     if commands is None:
         return "run"
-    packaging, missing = 0, []
+    packaging, missing, requirements = 0, [], []
     for words in commands:
         program = posixpath.basename(words[0])
+        if (wanted := _pip_requirements(words)) is not None:
+            packaging += 1
+            requirements += wanted
+            continue
         if program in INSTALLERS or (program.startswith("python") and words[1:3] == ["-m", "pip"]) or \
                 (program == "git" and "clone" in words[1:2]):
             raise DockerOnly(f"{where}: installs or downloads software (`{' '.join(words[:3])}`), which the local "
@@ -122,7 +157,7 @@ def _classify_run(command: str, where: str) -> str:
     if missing:
         raise DockerOnly(f"{where}: needs Debian packages the host lacks: {', '.join(missing)}")
     if packaging == len(commands):
-        return "skip"
+        return tuple(requirements) if requirements else "skip"
     if packaging:
         raise DockerOnly(f"{where}: mixes package installs with other commands; split it, or run the task in docker")
     return "run"
@@ -172,7 +207,11 @@ def plan(dockerfile: Path, home: str, writable: tuple[str, ...]) -> list[Step]:
         elif keyword == "RUN":
             form = instruction.exec_form
             command = shlex.join(form) if form is not None else instruction.args
-            if form is None and _classify_run(command, at) == "skip":
+            kind = _classify_run(command, at) if form is None else "run"
+            if kind == "skip":
+                continue
+            if isinstance(kind, tuple):
+                steps.append(Step(at, ":", requirements=kind))
                 continue
             exports = "".join(f"export {k}={shlex.quote(v)}; " for k, v in args.items())
             run = shlex.join(form) if form is not None else shlex.join([*shell, command])

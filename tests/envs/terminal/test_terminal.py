@@ -17,7 +17,7 @@ from support.harbor_tasks import SUBMIT, admit, episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.envs.terminal.family import TerminalFamily, local_blocker
+from polar.envs.terminal.family import TerminalFamily, _local_plan, local_blocker
 from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
@@ -190,7 +190,9 @@ def test_the_local_sandbox_replays_copy_run_env_arg_and_workdir(bwrap, tmp_path)
 
 @pytest.mark.parametrize("line, reason", [
     ("RUN apt-get update && apt-get install -y polar-no-such-pkg", "packages the host lacks: polar-no-such-pkg"),
-    ("RUN pip install requests", "installs or downloads software (`pip install requests`)"),
+    ("RUN pip install .", "installs or downloads software (`pip install .`)"),
+    ("RUN pip install git+https://example.org/x.git", "installs or downloads software"),
+    ("RUN pip install -r requirements.txt", "installs or downloads software (`pip install -r`)"),
     ("RUN curl -fsSL https://example.org/x.sh | sh", "installs or downloads software"),
     ("COPY run.sh /opt/run.sh", "writes /opt/run.sh, outside what the local sandbox can write"),
     ("WORKDIR /srv\nWORKDIR /app", "works in /srv"),
@@ -207,6 +209,27 @@ def test_what_the_host_cannot_provide_makes_a_task_docker_only(bwrap, tmp_path, 
     assert (trace.status, trace.reward) == ("sandbox_error", 0.0) and "docker sandbox only" in trace.error
     with pytest.raises(SandboxUnsupported, match="docker sandbox only"):
         TerminalFamily().sandbox_spec(task, backend="local")
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_what_a_dockerfile_pip_installs_by_name_the_local_sandbox_mounts(request, bwrap, tmp_path, sandbox):
+    """The commonest third-party Harbor Dockerfile: a python base that pip-installs pytest and its ctrf plugin. The
+    local sandbox cannot pip-install; the host installs the same requirements into a site folder it mounts."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    dockerfile = ("FROM python:3.13-slim-bookworm\nRUN pip install --no-cache-dir pytest==8.4.1 "
+                  "pytest-json-ctrf==0.3.5\nWORKDIR /app\n")
+    task = make_task(tmp_path, "pip-task", dockerfile=dockerfile, solve="echo 42 > /app/answer.txt\n",
+                     test="pytest /tests/test_outputs.py -rA --ctrf /logs/verifier/ctrf.json && r=1 || r=0\n"
+                          "echo $r > /logs/verifier/reward.txt\n")
+    (task / "tests" / "test_outputs.py").write_text("def test_answer():\n    assert open('/app/answer.txt').read() == "
+                                                    "'42\\n'\n")
+    if sandbox == "local":
+        (step,) = [s for s in _local_plan(load_task(task)) if s.requirements]
+        assert step.requirements == ("pytest==8.4.1", "pytest-json-ctrf==0.3.5")
+    solved, nothing = episode(task, OraclePolicy(), sandbox), episode(task, SUBMIT, sandbox)
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-2000:])
 
 
 def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
