@@ -15,8 +15,9 @@ the host once per machine and mounted read-only at `TOOLBOX` for a task whose te
 - `shims/`: first on the verifier's PATH: `uv` and `uvx` (so a uv the agent put on PATH never runs for the tests),
   and `curl`, which answers uv's installer URL with `uv-install.sh` and hands every other call to the image's own
   curl (or fails as a missing curl does);
-- `apt.conf`: apt with no sources, so `apt-get update` has nothing to fetch and `apt-get install` of a package the
-  image has succeeds, as it would online; in docker the Debian packages the tests install are installed when the
+- `apt.conf`: apt with no sources and none of the image's configuration (its `APT::Update::Pre-Invoke` hooks run
+  programs), so `apt-get update` has nothing to fetch and `apt-get install` of a package the image has succeeds, as
+  it would online; in docker the Debian packages the tests install are installed when the
   task's image is built (`apt_build_steps`), where the build has the network;
 - `wheels/`: the wheels of the packages the task's tests name (`uvx -w`, `uv pip install`, `pip install`, ...),
   downloaded when the task's sandbox is prepared (`prefetch`), where uv and pip look, offline.
@@ -46,7 +47,7 @@ TOOLBOX = "/opt/polar-verifier"
 """Where the toolbox is mounted in the sandbox."""
 UV_VERSION = "0.9.5"
 PYTHON = "3.13"
-REVISION = "3"
+REVISION = "4"
 """How the toolbox is made; another revision is built beside it."""
 PYTHON_PACKAGES = ("python3.13-minimal", "libpython3.13-stdlib", "ca-certificates")
 PIP_PYTHONS = ("3.11", "3.12", "3.13")
@@ -125,10 +126,13 @@ def ensure_toolbox() -> Path:
                 path.chmod(0o755)
             for tool in ("uv", "uvx"):
                 (staging / "shims" / tool).symlink_to(f"../uv/{tool}")
-            (staging / "apt/sources.list.d").mkdir(parents=True)
+            for folder in ("apt/sources.list.d", "apt/apt.conf.d"):
+                (staging / folder).mkdir(parents=True)
             (staging / "apt/sources.list").write_text("")
-            (staging / "apt.conf").write_text(f'Dir::Etc::SourceList "{TOOLBOX}/apt/sources.list";\n'
-                                              f'Dir::Etc::SourceParts "{TOOLBOX}/apt/sources.list.d";\n')
+            (staging / "apt.conf").write_text(  # nothing of the image's apt configuration: its hooks run programs
+                f'Dir::Etc::SourceList "{TOOLBOX}/apt/sources.list";\n'
+                f'Dir::Etc::SourceParts "{TOOLBOX}/apt/sources.list.d";\n'
+                f'Dir::Etc::Parts "{TOOLBOX}/apt/apt.conf.d";\nDir::Etc::Main "{TOOLBOX}/apt.conf";\n')
             (staging / ".built").write_text(REVISION)
             staging.chmod(0o755)
             staging.rename(root)
@@ -313,12 +317,27 @@ def prefetch(scripts: dict[str, bytes]) -> list[str]:
             continue
         with locked(wheels.parent / ".wheels.lock"):
             failed = _download(wheels, version, names)
+            if names is uv and not failed:  # uv locks for every platform (`uv add`): marker-only dependencies too
+                _download(wheels, version, _universal(wheels.parent, version, names))
             done.write_text(json.dumps(failed))
         missing += failed
     return sorted(set(missing))
 
 
+def _universal(toolbox: Path, version: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """Every package a universal resolution of `names` pins, whatever its platform marker (pytest's colorama on
+    Windows): pip resolves markers for this machine only, and uv's lock wants them all. Best effort: () when the
+    resolution fails (the plain download has said what is missing)."""
+    done = subprocess.run([str(toolbox / "uv" / "uv"), "pip", "compile", "--universal", "--python-version", version,
+                           "--no-header", "--no-annotate", "--no-config", "-"], input="\n".join(names),
+                          capture_output=True, text=True)
+    return tuple(line.split(";")[0].strip() for line in done.stdout.splitlines()
+                 if line.strip() and not line.startswith("#")) if done.returncode == 0 else ()
+
+
 def _download(wheels: Path, version: str, names: tuple[str, ...]) -> list[str]:
+    if not names:
+        return []
     base = [sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--only-binary=:all:",
             "--python-version", version, "--implementation", "cp", "--platform", "manylinux_2_28_x86_64",
             "--platform", "manylinux2014_x86_64", "--platform", "linux_x86_64", "-d", str(wheels)]
@@ -329,12 +348,14 @@ def _download(wheels: Path, version: str, names: tuple[str, ...]) -> list[str]:
 
 
 def verifier_env(path: str) -> dict[str, str]:
-    """What test.sh's environment gets where the toolbox is mounted: the curl shim first on PATH, apt without
-    sources, uv and pip offline on the wheelhouse, uv never downloading a Python."""
+    """What test.sh's environment gets where the toolbox is mounted: the curl shim first on PATH, apt with the
+    toolbox's configuration only, uv and pip offline on the wheelhouse and reading no configuration file (the
+    agent's `/etc/uv/uv.toml` or `pip.conf` would point them at its own packages), uv never downloading a Python,
+    and a venv uv makes made afresh (a `.venv` the agent left in its place, with an `activate` of its own, goes)."""
     return {"PATH": f"{TOOLBOX}/shims:{path}", "APT_CONFIG": f"{TOOLBOX}/apt.conf", "UV_OFFLINE": "1",
-            "UV_FIND_LINKS": f"{TOOLBOX}/wheels", "UV_PYTHON_DOWNLOADS": "never",
-            "UV_PYTHON_INSTALL_DIR": f"{TOOLBOX}/python", "PIP_NO_INDEX": "1",
-            "PIP_FIND_LINKS": f"{TOOLBOX}/wheels", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+            "UV_FIND_LINKS": f"{TOOLBOX}/wheels", "UV_PYTHON_DOWNLOADS": "never", "UV_NO_CONFIG": "1",
+            "UV_VENV_CLEAR": "1", "UV_PYTHON_INSTALL_DIR": f"{TOOLBOX}/python", "PIP_NO_INDEX": "1",
+            "PIP_FIND_LINKS": f"{TOOLBOX}/wheels", "PIP_CONFIG_FILE": "/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
 
 
 INSTALL_INTO_HOME = f"/bin/sh {TOOLBOX}/uv-install.sh >/dev/null"

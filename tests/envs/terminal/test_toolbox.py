@@ -29,13 +29,17 @@ SHAPES = {
     # a venv of uv's, with pytest installed into it
     "uv-venv": (PREAMBLE + "uv venv -p 3.13 /tmp/venv\nsource /tmp/venv/bin/activate\n"
                 "uv pip install pytest==8.4.1\npytest /tests/test_outputs.py -rA\n" + VERDICT),
+    # Terminal-Bench 1's template: a uv project the tests make, whose universal lock wants Windows' colorama too
+    "uv-project": (PREAMBLE + "uv init -q\nuv add -q pytest==8.4.1\nuv run pytest /tests/test_outputs.py -rA\n"
+                   + VERDICT),
     # pip on the image's own Python (a python:* base), pytest from the wheelhouse
     "pip": "pip install -q pytest==8.4.1\npytest /tests/test_outputs.py -rA\n" + VERDICT,
     # Debian's pytest, from apt: installed when the image is built
     "apt": ("apt-get update && apt-get install -y python3-pytest\npython3 -m pytest /tests/test_outputs.py -rA\n"
             + VERDICT),
 }
-BASES = {"uvx": "ubuntu:24.04", "uv-venv": "ubuntu:24.04", "pip": "python:3.13-slim-bookworm", "apt": "ubuntu:24.04"}
+BASES = {"uvx": "ubuntu:24.04", "uv-venv": "ubuntu:24.04", "uv-project": "ubuntu:24.04",
+         "pip": "python:3.13-slim-bookworm", "apt": "ubuntu:24.04"}
 
 
 def test_what_the_tests_name_is_what_gets_fetched():
@@ -52,8 +56,9 @@ def test_what_the_tests_name_is_what_gets_fetched():
     assert not needs_toolbox({"test_outputs.py": b"import subprocess; subprocess.run(['uv'])\n"})
 
 
-@pytest.mark.parametrize("sandbox, shape", [("local", "uvx"), ("local", "uv-venv"), ("docker", "uvx"),
-                                            ("docker", "uv-venv"), ("docker", "pip"), ("docker", "apt")])
+@pytest.mark.parametrize("sandbox, shape", [("local", "uvx"), ("local", "uv-venv"), ("local", "uv-project"),
+                                            ("docker", "uvx"), ("docker", "uv-venv"), ("docker", "uv-project"),
+                                            ("docker", "pip"), ("docker", "apt")])
 def test_a_terminal_bench_preamble_runs_offline_and_scores_the_work(request, bwrap, tmp_path, sandbox, shape):
     """(pip and apt only in docker: the local sandbox's system is the host's, which they install nothing into.)"""
     if sandbox == "docker":
@@ -107,3 +112,47 @@ def test_tests_that_install_debian_packages_the_host_lacks_run_in_docker_only(bw
     assert (trace.status, trace.reward) == ("sandbox_error", 0.0) and "docker sandbox only" in trace.error
     with pytest.raises(SandboxUnsupported, match="install Debian packages this machine lacks .polar-no-such-deb."):
         TerminalFamily().sandbox_spec(load_task(task), backend="local")
+
+
+VENV_TEST = (PREAMBLE + "uv venv .tbench-testing\nsource .tbench-testing/bin/activate\nuv pip install pytest==8.4.1\n"
+             "pytest /tests/test_outputs.py -rA\n" + VERDICT)
+"""Terminal-Bench 2's other preamble: a venv in the working directory, activated."""
+EXIT_0 = ("python3 -c \"import zipfile; z = zipfile.ZipFile('/tmp/w/iniconfig-99.0-py3-none-any.whl', 'w'); "
+          "z.writestr('iniconfig/__init__.py', 'import atexit, os; atexit.register(lambda: os._exit(0))'); "
+          "z.writestr('iniconfig-99.0.dist-info/METADATA', 'Metadata-Version: 2.1\\\\nName: iniconfig\\\\n"
+          "Version: 99.0\\\\n'); z.writestr('iniconfig-99.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\\\n"
+          "Root-Is-Purelib: true\\\\nTag: py3-none-any\\\\n'); z.writestr('iniconfig-99.0.dist-info/RECORD', '')\"")
+"""A wheel of pytest's dependency whose import makes pytest, failing or not, exit 0."""
+TOOL_ATTACKS = {
+    # a venv where the tests make theirs, with an activate that fakes pytest
+    "a planted venv": (("local", "docker"), VENV_TEST,
+                       "mkdir -p /app/.tbench-testing/bin && echo 'pytest() { return 0; }' > "
+                       "/app/.tbench-testing/bin/activate"),
+    # apt's configuration runs a hook during the tests' own apt-get update, as root
+    "an apt hook": (("docker",), SHAPES["uvx"],
+                    "printf 'printf \"def test_ok():\\\\n    pass\\\\n\" > /tests/test_outputs.py\\n' "
+                    "> /tmp/hook.sh && "
+                    "echo 'APT::Update::Pre-Invoke { \"sh /tmp/hook.sh\"; };' > /etc/apt/apt.conf.d/99zz"),
+    # uv's configuration, project-level and system-wide, pointing it at the agent's wheels
+    "a project uv.toml": (("local", "docker"), SHAPES["uv-project"],
+                          f"mkdir -p /tmp/w && {EXIT_0} && printf 'find-links = [\"/tmp/w\"]\\n' > /app/uv.toml"),
+    "a system uv.toml": (("docker",), SHAPES["uvx"],
+                         f"mkdir -p /tmp/w /etc/uv && {EXIT_0} && printf 'find-links = [\"/tmp/w\"]\\n' > "
+                         "/etc/uv/uv.toml"),
+}
+"""What the agent can leave for the tools the tests set themselves up with (found by a red-teamer that never saw
+this battery); each scored 1 before the toolbox closed it."""
+
+
+@pytest.mark.parametrize("name, sandbox", [(n, s) for n, (where, _, _) in TOOL_ATTACKS.items() for s in where])
+def test_what_the_agent_leaves_for_the_tests_tools_never_runs(request, bwrap, tmp_path, name, sandbox):
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    where, test, command = TOOL_ATTACKS[name]
+    task = make_task(tmp_path, "tool-attack", dockerfile="FROM ubuntu:24.04\nWORKDIR /app\n", test=test,
+                     solve="echo done > /app/report.txt\n", files={})
+    (task / "tests" / "test_outputs.py").write_text(TEST)
+    trace = episode(task, ScriptedPolicy([bash(f"{command} && echo ARMED"), "submit"]), sandbox)
+    assert "ARMED" in trace.turns[1].request.messages[-1]["content"], trace.turns[1].request.messages[-1]
+    assert trace.reward == 0.0 and trace.status in ("completed", "tampered"), (trace.status, trace.error,
+                                                                               trace.verifier_log[-3000:])
