@@ -31,6 +31,7 @@ import base64
 import hashlib
 import io
 import json
+import posixpath
 import re
 import shlex
 import tarfile
@@ -58,6 +59,7 @@ from polar.envs.terminal.changes import (
     docker_snapshot,
     encode,
     local_snapshot,
+    under,
 )
 from polar.envs.terminal.tamper import command_words, docker_tampering, local_shadows, module_shadows
 from polar.envs.terminal.toolbox import (
@@ -339,7 +341,9 @@ class TerminalFamily:
         if not isinstance(state, _Setup):
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
         changes = await self._changes(task, sandbox, state)
-        grade = await self._run_tests(task, sandbox, state)
+        venv = posixpath.join(task.workdir, ".venv")  # uv's project environment, which the tests' `uv run` reuses
+        planted = changes.too_large is not None or any(under(p, venv) for p in (*changes.entries, *changes.deleted))
+        grade = await self._run_tests(task, sandbox, state, fresh_project_env=planted)
         grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
         if isinstance(sandbox, DockerSandbox):
             grade.log = sandbox.describe() + grade.log
@@ -382,7 +386,10 @@ class TerminalFamily:
         while any(key in _task_processes(sandbox) for key in victims) and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 
-    async def _run_tests(self, task: HarborTask, sandbox: Sandbox, setup: _Setup) -> Grade:
+    async def _run_tests(self, task: HarborTask, sandbox: Sandbox, setup: _Setup,
+                         fresh_project_env: bool = False) -> Grade:
+        """Run the pristine tests; with `fresh_project_env` (the agent changed the working directory's `.venv`) and the
+        toolbox, uv's project commands use a fresh environment in the verifier's HOME instead."""
         env = self.verifier_env(task, setup)
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
@@ -391,7 +398,8 @@ class TerminalFamily:
         else:
             places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
             found = await local_shadows(sandbox, env["PATH"], words, places)
-        found += await module_shadows(sandbox, script, task.workdir, env["PATH"]) if not found else []
+        found += await module_shadows(sandbox, script, task.workdir, env["PATH"], env.get("PYTHONPATH", "")) \
+            if not found else []
         found += sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []
         if found:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
@@ -408,11 +416,13 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), unpack.output,
                          error=f"task {task.id}: could not copy tests/ into {TESTS_DIR}")
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        project = 'UV_PROJECT_ENVIRONMENT="$home/.venv" ' if fresh_project_env and needs_toolbox(task.tests) else ""
         command = (f"(home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 1; "
                    f"cd {shlex.quote(task.workdir)} 2>/dev/null || cd /; "
                    + (f"/usr/bin/env -i {assigned} HOME=\"$home\" {INSTALL_INTO_HOME}; " if needs_toolbox(task.tests)
                       else "")
-                   + f"/usr/bin/env -i {assigned} HOME=\"$home\" /bin/bash --noprofile --norc {TESTS_DIR}/test.sh; "
+                   + f"/usr/bin/env -i {assigned} HOME=\"$home\" "
+                   + f"{project}/bin/bash --noprofile --norc {TESTS_DIR}/test.sh; "
                    "code=$?; /bin/rm -rf \"$home\"; exit $code)")
         result = await sandbox.exec(command, timeout=task.verifier_timeout_s)
         log = f"$ bash {TESTS_DIR}/test.sh  (exit code {result.exit_code})\n{result.output[-20_000:]}"

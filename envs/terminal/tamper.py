@@ -280,22 +280,43 @@ async def local_shadows(sandbox: Sandbox, search_path: str, words: Iterable[str]
 
 
 _MODULE_RUN = re.compile(r"\bpython[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_]\w*)")
-_FIND = ("import importlib.util as u, os, sys\n"
+_FIND = ("import importlib.metadata as md, importlib.util as u, os, sys\n"
+         "started = set(sys.modules) | set(sys.builtin_module_names)\n"
+         "root, loaded = sys.argv[1], set()\n"
          "for n in sys.argv[2:]:\n"
-         "    here = [p for p in (os.path.join(sys.argv[1], n + '.py'), os.path.join(sys.argv[1], n))\n"
-         "            if os.path.exists(p)]\n"
-         "    if here and u.find_spec(n):\n"
-         "        print(here[0], n)\n")
+         "    if u.find_spec(n) is not None:\n"
+         "        loaded.add(n)\n"
+         "        try:\n"
+         "            __import__(n)\n"
+         "        except BaseException:\n"
+         "            pass\n"
+         "loaded |= {m.split('.')[0] for m in sys.modules} - started\n"
+         "loaded |= {e.value.split(':')[0].split('.')[0] for e in md.entry_points(group='pytest11')}\n"
+         "names = os.listdir(root) if os.path.isdir(root) else []\n"
+         "for m in sorted(loaded):\n"
+         "    here = [f for f in names if f in (m + '.py', m + '.pyc') or f.startswith(m + '.') and f.endswith('.so')\n"
+         "            or f == m and os.path.isfile(os.path.join(root, f, '__init__.py'))]\n"
+         "    if here:\n"
+         "        print(os.path.join(root, here[0]), m)\n")
+"""Run by the sandbox's python3 from an empty folder (the working directory is not on its path): each module test.sh
+runs with `-m` that the system has, imported, and every module that import loaded (and pytest's plugins by their
+entry points), that a file or package in the working directory would shadow."""
 
 
-async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_path: str) -> list[str]:
-    """Modules test.sh runs with `python -m` (pytest, unittest) that the working directory shadows: `-m` puts the
-    working directory first on sys.path, so an agent's `pytest.py` there would be the test runner. The agent's
-    own package run as `python -m <it>` is no shadow: the system has no module of that name."""
+async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_path: str,
+                         python_path: str = "") -> list[str]:
+    """Modules that a test runner test.sh runs with `python -m` (pytest, unittest) loads, and that the working
+    directory shadows: `-m` puts the working directory first on sys.path, so an agent's `pytest.py` there would be
+    the test runner, and its `iniconfig.py` code in the runner's process. What the runner loads is asked of the
+    system's own Python, isolated; modules loaded before the working directory joins the path are not shadowed.
+    The agent's own package run as `python -m <it>` is no shadow: the system has no module of that name."""
     names = sorted(set(_MODULE_RUN.findall(script)))
     if not names:
         return []
-    result = await sandbox.exec(f"cd / && /usr/bin/env -i PATH={shlex.quote(search_path)} python3 -I -c "
-                                f"{shlex.quote(_FIND)} {shlex.quote(workdir)} {' '.join(names)}", timeout=60)
-    return [f"{path} shadows the module `{name}` that test.sh runs with `python -m`"
-            for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name in names]
+    # from an empty folder of its own, with the verifier's PATH and PYTHONPATH (a task's mounted site) and no other
+    # setting, so that nothing of the agent's is on this Python's path
+    result = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
+                                f"PYTHONPATH={shlex.quote(python_path)} python3 -s -c {shlex.quote(_FIND)} "
+                                f"{shlex.quote(workdir)} {' '.join(names)}; cd / && /bin/rm -rf \"$d\"", timeout=60)
+    return [f"{path} shadows the module `{name}`, which `python -m {' / '.join(names)}` in test.sh loads"
+            for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name]

@@ -136,6 +136,12 @@ TOOL_ATTACKS = {
     # uv's configuration, project-level and system-wide, pointing it at the agent's wheels
     "a project uv.toml": (("local", "docker"), SHAPES["uv-project"],
                           f"mkdir -p /tmp/w && {EXIT_0} && printf 'find-links = [\"/tmp/w\"]\\n' > /app/uv.toml"),
+    # a real project venv where `uv run` will look, made with the toolbox's own uv, whose pytest is a fake
+    "a planted project venv": (("local", "docker"), SHAPES["uv-project"],
+                               "export UV_PYTHON_INSTALL_DIR=/opt/polar-verifier/python UV_OFFLINE=1 "
+                               "UV_FIND_LINKS=/opt/polar-verifier/wheels && cd /app && /opt/polar-verifier/uv/uv venv "
+                               "-q -p 3.13 .venv && /opt/polar-verifier/uv/uv pip install -q --python .venv "
+                               "pytest==8.4.1 && printf '#!/bin/sh\\necho \"1 passed\"\\n' > .venv/bin/pytest"),
     "a system uv.toml": (("docker",), SHAPES["uvx"],
                          f"mkdir -p /tmp/w /etc/uv && {EXIT_0} && printf 'find-links = [\"/tmp/w\"]\\n' > "
                          "/etc/uv/uv.toml"),
