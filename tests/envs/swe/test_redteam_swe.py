@@ -39,10 +39,13 @@ PASS_EVERYTHING = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef p
 """A pytest plugin that reports every test as passed, in the log and to any in-process recorder alike."""
 AT_EXIT = f"import atexit\natexit.register(print, {FORGED!r})\n"
 """Module code that prints a forged `PASSED` line for every graded test as the process exits."""
-TO_THE_REAL_STDOUT = (  # pytest captures fd 1 while it collects; its saved copy of the real stdout is a pipe
-    "import os\nfor _fd in range(3, 256):\n    try:\n"
-    "        if os.readlink(f'/proc/self/fd/{_fd}').startswith('pipe:'):\n"
-    f"            os.write(_fd, {FORGED.encode()!r})\n    except OSError:\n        pass\nos._exit(0)\n")
+TO_THE_REAL_STDOUT = (  # pytest captures fd 1 while it collects; its saved copy of the real stdout (a pipe or a
+    # file) is another open fd: every writable one that is not pytest's deleted capture file gets the forged lines
+    "import os\nfor _fd in range(3, 256):\n    try:\n        _to = os.readlink(f'/proc/self/fd/{_fd}')\n"
+    "        _flags = int(open(f'/proc/self/fdinfo/{_fd}').read().split('flags:')[1].split()[0], 8)\n"
+    "        if (_to.startswith('pipe:') or _to.startswith('/') and not _to.endswith('(deleted)')) and _flags & 3:\n"
+    f"            os.write(_fd, {FORGED.encode()!r})\n    except (OSError, IndexError, ValueError):\n        pass\n"
+    "os._exit(0)\n")
 ALWAYS_EQUAL = ("class _Count(int):\n    def __eq__(self, other):\n        return True\n\n"
                 "    __hash__ = int.__hash__\n\n\n_count = count\n\n\ndef count(seq):\n"
                 "    return _Count(_count(seq))\n")
