@@ -41,6 +41,7 @@ import tempfile
 from pathlib import Path
 
 from polar.cache import cache_dir, locked
+from polar.envs.sandbox.dockerfile.replay import REQUIREMENT
 from polar.errors import SandboxError
 
 TOOLBOX = "/opt/polar-verifier"
@@ -181,7 +182,6 @@ def _run(argv: list[str], what: str) -> str:
 
 # --- what the tests name ---------------------------------------------------------------------------------------
 
-_REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[^\s;]+)*$")
 _VALUED = {"-p", "--python", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint",
            "--from", "--target", "-t", "--prefix", "--root", "--cache-dir", "-e", "--editable", "--directory",
            "--project", "--with-requirements", "--python-version", "--platform"}
@@ -272,17 +272,17 @@ def _uv_requirements(words: list[str], tool: bool) -> list[str]:
     while i < len(words):
         word = words[i]
         if word in ("-w", "--with"):
-            found += [r for r in words[i + 1].split(",") if _REQUIREMENT.match(r)] if i + 1 < len(words) else []
+            found += [r for r in words[i + 1].split(",") if REQUIREMENT.fullmatch(r)] if i + 1 < len(words) else []
             i += 2
         elif word.startswith("--with="):
-            found += [r for r in word[7:].split(",") if _REQUIREMENT.match(r)]
+            found += [r for r in word[7:].split(",") if REQUIREMENT.fullmatch(r)]
             i += 1
         elif word in _VALUED:
             i += 2
         elif word.startswith("-"):
             i += 1
         else:
-            if tool and _REQUIREMENT.match(word) and word not in ("run", "tool"):
+            if tool and REQUIREMENT.fullmatch(word) and word not in ("run", "tool"):
                 found.append(word)
             break
     return found
@@ -294,8 +294,9 @@ def _listed(words: list[str], scripts: dict[str, bytes]) -> list[str]:
         word = words[i]
         if word in ("-r", "--requirement") and i + 1 < len(words):
             listed = scripts.get(words[i + 1].removeprefix("/tests/"), b"").decode(errors="replace")
-            found += [r for r in (line.split("#")[0].strip() for line in listed.splitlines()) if _REQUIREMENT.match(r)]
-        elif _REQUIREMENT.match(word):
+            lines = (line.split("#")[0].strip() for line in listed.splitlines())
+            found += [r for r in lines if REQUIREMENT.fullmatch(r)]
+        elif REQUIREMENT.fullmatch(word):
             found.append(word)
         i += 2 if word in _VALUED or word in ("-r", "--requirement") else 1
     return found

@@ -107,7 +107,8 @@ def _simple_commands(command: str) -> list[list[str]] | None:
 _PIP_FLAGS = {"-q", "--quiet", "--no-cache-dir", "--break-system-packages", "-U", "--upgrade", "--user",
               "--disable-pip-version-check", "--no-input", "--root-user-action=ignore", "--progress-bar=off"}
 """pip install options that change nothing about what is installed into a site folder."""
-_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[^\s;,]+)*(,[<>=!~]=?[^\s;,]+)*")
+REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9._,-]+\])?([<>=!~]=?[^\s;,]+)*(,[<>=!~]=?[^\s;,]+)*")
+"""A pip requirement by name (extras and version specifiers allowed, no path or URL), for `fullmatch`."""
 
 
 def _pip_requirements(words: list[str]) -> list[str] | None:
@@ -124,7 +125,7 @@ def _pip_requirements(words: list[str]) -> list[str] | None:
         return None
     options = [w for w in rest[1:] if w.startswith("-")]
     names = [w for w in rest[1:] if not w.startswith("-")]
-    if not names or not set(options) <= _PIP_FLAGS or not all(_REQUIREMENT.fullmatch(n) for n in names):
+    if not names or not set(options) <= _PIP_FLAGS or not all(REQUIREMENT.fullmatch(n) for n in names):
         return None
     return names
 
