@@ -49,6 +49,10 @@ class SandboxSpec:
     writable_dirs: tuple[str, ...] = ()
     """Absolute paths outside the workdir that commands may write (a Harbor task's `/tests`, `/logs`). The local
     backend binds a fresh empty directory at each; a container's own file system is writable already."""
+    sealed_dirs: tuple[str, ...] = ()
+    """Absolute paths that commands may read and never write: each a read-only bind of a fresh host folder that
+    polar fills from outside (`ShellSandbox.fill_sealed`). Harbor's `/tests`: no program the tests run (the agent's
+    among them) can rewrite a test file while they run, whatever rights it has."""
     disk_mb: int | None = 8192
     """Cap on what the sandbox may write (local: its workspace, /tmp, HOME and writable dirs; docker: the
     container's writable layer): past it a write fails with EDQUOT and the host keeps its space. 8 GiB holds a

@@ -23,6 +23,8 @@ import os
 import re
 import shutil
 import socket
+import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,15 @@ from typing import Any
 from polar.envs.sandbox.disk import cap_subvolume, lift, release, warn_uncapped
 from polar.envs.sandbox.dockerfile.build import describe_bases, image_bases, image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image
-from polar.envs.sandbox.shell import DRIVER, ShellSandbox, ShellSession, descendants, kill_quietly, proc_stat
+from polar.envs.sandbox.shell import (
+    DRIVER,
+    ShellSandbox,
+    ShellSession,
+    descendants,
+    kill_quietly,
+    proc_stat,
+    sealed_folders,
+)
 from polar.errors import SandboxError
 from polar.protocols import ExecResult, SandboxSpec
 
@@ -59,23 +69,37 @@ def reap_orphans(client: Any) -> list[str]:
     return removed
 
 
+REMOVE_TRIES = 4
+"""How often a removal the engine refuses is tried again: on a loaded machine `docker rm -f` can give up waiting
+for the killed container's exit, or meet the removal another caller started, and succeed a moment later."""
+
+
 def _remove(client: Any, container_id: str) -> None:
     import docker
 
-    with contextlib.suppress(docker.errors.NotFound):
+    for attempt in range(REMOVE_TRIES):
         try:
             client.api.remove_container(container_id, force=True, v=True)
-        except docker.errors.APIError:
-            # a layer at its disk cap cannot pay for deleting a subvolume the agent nested in it: the container is
-            # dead by now (`force` killed it first), so lift the cap and remove it again
+            return
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError as e:
+            refusal = e.explanation or str(e)
+        # a layer at its disk cap cannot pay for deleting a subvolume the agent nested in it: the container is dead
+        # by now (`force` killed it first), so lift the cap before the next try
+        with contextlib.suppress(OSError):
             root = Path(client.info()["DockerRootDir"])
-            try:
-                layer = (root / "image/btrfs/layerdb/mounts" / container_id / "mount-id").read_text().strip()
-                lift(root / "btrfs/subvolumes" / layer)
-            except OSError:
-                raise SandboxError(f"could not remove the sandbox container {container_id[:12]}; "
-                                   f"`docker rm -f {container_id[:12]}` says why") from None
-            client.api.remove_container(container_id, force=True, v=True)
+            layer = (root / "image/btrfs/layerdb/mounts" / container_id / "mount-id").read_text().strip()
+            lift(root / "btrfs/subvolumes" / layer)
+        if attempt + 1 < REMOVE_TRIES:
+            time.sleep(0.5 * 2 ** attempt)
+    raise SandboxError(f"could not remove the sandbox container {container_id[:12]} after {REMOVE_TRIES} tries; "
+                       f"the engine says: {refusal}. Remove it with `docker rm -f {container_id[:12]}`")
+
+
+def _remove_sealed(root: Path | None) -> None:
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _container_pids(container_id: str) -> list[int]:
@@ -180,6 +204,8 @@ class DockerSandbox(ShellSandbox):
         """The image the container runs, its `USER` (empty for root), and {base as written: image used}."""
         self.owner = owner
         """`uid:gid` of a USER that is not root (what polar's set-up hands its directories to), else None."""
+        self.sealed_root: Path | None = None
+        """The host folder that holds the sealed dirs' folders (`sealed`), removed with the container."""
 
     def describe(self) -> str:
         """What the sandbox runs on, for a grade's log: its Dockerfile's bases (`describe_bases`) and a USER."""
@@ -211,6 +237,7 @@ class DockerSandbox(ShellSandbox):
         await asyncio.to_thread(_remove, self.client, self.container_id)
         if self.disk_group is not None:
             release(*self.disk_group)
+        _remove_sealed(self.sealed_root)
 
 
 class DockerBackend:
@@ -248,7 +275,7 @@ class DockerBackend:
             warn_uncapped(f"cannot cap the Docker engine's btrfs layers in {self.data_root} ({e})")
             return None
 
-    def _create(self, spec: SandboxSpec, image: str) -> tuple[str, tuple[Path, int] | None]:
+    def _create(self, spec: SandboxSpec, image: str, sealed: dict[str, Path]) -> tuple[str, tuple[Path, int] | None]:
         import docker
 
         memory = {"mem_limit": f"{spec.memory_mb}m", "memswap_limit": f"{spec.memory_mb}m"} if spec.memory_mb else {}
@@ -258,8 +285,9 @@ class DockerBackend:
                 image, ["sleep", "infinity"], init=True, network_mode="none", pids_limit=spec.max_processes,
                 working_dir=spec.workdir, hostname="polar", labels=owner_labels(), **memory, **cpus,
                 environment={"LANG": "C.UTF-8", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat", **spec.env},
-                volumes={m.host_path: {"bind": m.sandbox_path, "mode": "ro" if m.read_only else "rw"}
-                         for m in spec.mounts},
+                volumes={**{m.host_path: {"bind": m.sandbox_path, "mode": "ro" if m.read_only else "rw"}
+                            for m in spec.mounts},
+                         **{str(folder): {"bind": path, "mode": "ro"} for path, folder in sealed.items()}},
             )
         except docker.errors.ImageNotFound as e:
             raise SandboxError(f"image {image!r} is not in the Docker engine; build or load it first") from e
@@ -288,7 +316,13 @@ class DockerBackend:
 
     async def start(self, spec: SandboxSpec) -> DockerSandbox:
         image = spec.image if spec.dockerfile is None and spec.image else await asyncio.to_thread(self.image_for, spec)
-        container_id, disk_group = await asyncio.to_thread(self._create, spec, image)
+        sealed_root = Path(tempfile.mkdtemp(prefix="polar-sealed-")) if spec.sealed_dirs else None
+        sealed = sealed_folders(spec, sealed_root) if sealed_root else {}
+        try:
+            container_id, disk_group = await asyncio.to_thread(self._create, spec, image, sealed)
+        except BaseException:
+            _remove_sealed(sealed_root)
+            raise
         # the container's cgroup caps memory and processes, so the driver needs no rlimits of its own
         session = ContainerShellSession(_shell_argv(self.cli, container_id), container_id,
                                         output_limit=spec.output_limit_bytes, default_timeout=spec.command_timeout_s)
@@ -307,8 +341,10 @@ class DockerBackend:
             await asyncio.to_thread(_remove, self.client, container_id)
             if disk_group is not None:
                 release(*disk_group)
+            _remove_sealed(sealed_root)
             raise
         sandbox = DockerSandbox(spec, session, self.client, container_id, disk_group, image=image, user=user,
                                 bases=image_bases(attrs), owner=owner)
+        sandbox.sealed, sandbox.sealed_root = sealed, sealed_root
         await sandbox.mark_processes()
         return sandbox

@@ -35,6 +35,7 @@ from polar.envs.sandbox.shell import (
     kill_quietly,
     limits_prelude,
     proc_stat,
+    sealed_folders,
 )
 from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
@@ -270,6 +271,9 @@ class LocalBackend:
             argv += ["--bind", str(root / sub), path]
         for m in spec.mounts:
             argv += ["--ro-bind" if m.read_only else "--bind", m.host_path, m.sandbox_path]
+        sealed = sealed_folders(spec, root)
+        for path, folder in sealed.items():
+            argv += ["--ro-bind", str(folder), path]
         argv += ["--remount-ro", "/", "--chdir", spec.workdir, "--clearenv"]
         for key, value in env.items():
             argv += ["--setenv", key, value]
@@ -300,5 +304,6 @@ class LocalBackend:
             _remove_root(root, disk)
             raise
         sandbox = LocalSandbox(spec, session, root, uid, cgroup, disk, anchor)
+        sandbox.sealed = sealed
         await sandbox.mark_processes()
         return sandbox

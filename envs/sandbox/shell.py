@@ -23,9 +23,11 @@ import os
 import posixpath
 import secrets
 import shlex
+import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from polar.errors import SandboxError
 from polar.protocols import ExecResult, SandboxSpec
@@ -374,6 +376,8 @@ class ShellSandbox:
         start (the container's init, the sandbox's anchor), the env again after the task's setup."""
         self._programs: dict[tuple[int, int], tuple[tuple[str, bytes], str]] = {}
         """What each marked process ran when it was marked (`program`), and its command line then."""
+        self.sealed: dict[str, Path] = {}
+        """{sandbox path: host folder} of the spec's `sealed_dirs`, which the backend binds read-only."""
 
     def _path(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self.spec.workdir, path))
@@ -404,6 +408,14 @@ class ShellSandbox:
         if result.exit_code != 0 or result.truncated:
             raise SandboxError(f"could not read {path}: {result.output.strip()[:500]}")
         return base64.b64decode(result.output)
+
+    async def fill_sealed(self, path: str, files: dict[str, bytes]) -> None:
+        """Make the sealed dir `path` hold exactly `files` ({relative name: bytes}, written executable), from
+        outside the sandbox: its commands see them at once and can change none."""
+        if (folder := self.sealed.get(path)) is None:
+            raise SandboxError(f"{path} is not a sealed dir of this sandbox (sealed: {', '.join(self.sealed) or 'none'}"
+                               f"; the {self.backend} backend seals what SandboxSpec.sealed_dirs names)")
+        await asyncio.to_thread(_refill, folder, files)
 
     def processes(self) -> dict[int, int]:
         """Every live process of the sandbox, {host pid: start ticks}. Here: the shell and its descendants, which
@@ -441,3 +453,26 @@ class ShellSandbox:
     async def stop(self) -> None:
         self.stopped = True
         await self.session.close()
+
+
+def sealed_folders(spec: SandboxSpec, parent: Path) -> dict[str, Path]:
+    """A fresh, empty host folder under `parent` for each of the spec's sealed dirs, readable by any user (the image's
+    USER, the local sandbox's uid) and writable by polar alone."""
+    folders = {}
+    for i, path in enumerate(spec.sealed_dirs):
+        folders[path] = parent / f"sealed{i}"
+        folders[path].mkdir(mode=0o755)
+        folders[path].chmod(0o755)  # whatever the umask
+    return folders
+
+
+def _refill(folder: Path, files: dict[str, bytes]) -> None:
+    for child in folder.iterdir():
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    for name, data in files.items():
+        target = folder / name
+        if folder.resolve() not in target.resolve().parents:
+            raise SandboxError(f"{name!r} is not a path inside the sealed dir")
+        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        target.write_bytes(data)
+        target.chmod(0o755)

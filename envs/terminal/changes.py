@@ -6,9 +6,10 @@ process reset and before the tests are copied in, and what differs is recorded (
 lists what differs from the image (`docker diff`) and streams those paths out (its archive API: nothing inside the
 container answers); setup's own part is what the first snapshot saw. **Local**: only the sandbox's writable places
 can differ (the working directory, /tmp, HOME, /solution), listed and hashed by the host's read-only tools. Neither
-records /tests and /logs (grading empties and refills them) nor the harness's mounts. Regular files, directories and
-symlinks with their modes are kept, and the deleted paths; other special files are not. Past `CONTENT_CAP` bytes of
-content the artefact only says how large the changes were: such an episode cannot be re-graded.
+records /tests and /logs (grading fills the one and empties the other) nor the harness's mounts. Regular files,
+directories and symlinks with their modes are kept, and the deleted paths; other special files are not. Past
+`CONTENT_CAP` bytes of content the artefact only says how large the changes were: such an episode cannot be
+re-graded.
 
 `apply` writes recorded changes into a fresh sandbox through the sandbox's own shell (one tar, extracted there), never
 on the host; `decode` refuses a malformed artefact with a `ValueError` naming what is wrong.

@@ -10,8 +10,9 @@ Grading runs in the agent's own sandbox, as Harbor's verifier does, since the ou
 left as much as a process it killed, but never in anything the agent controlled: by then the env has killed
 every process the agent started (only the environment's survive) and opened a fresh shell from outside
 (`Sandbox.reset_processes`). What the tests will execute is checked first (`tamper.py`: in docker the
-container against its image; tampering is status `tampered`, reward 0). Then `/tests` and `/logs/verifier` are
-emptied, the pristine `tests/` is copied in (the agent never saw it), and test.sh runs from the working directory
+container against its image; tampering is status `tampered`, reward 0). Then `/logs/verifier` is emptied, the
+pristine `tests/` is written from outside into `/tests`, which the sandbox sees read-only (empty until then: the
+agent never saw it; no program the tests run can rewrite it), and test.sh runs from the working directory
 through absolute paths, as `env -i ... /bin/bash --noprofile --norc /tests/test.sh`, with the environment the
 sandbox had after setup (never what the agent exported; no BASH_ENV), a fresh empty HOME, and Python told to
 ignore user site-packages (`PYTHONNOUSERSITE`). Its reward file is
@@ -29,12 +30,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import io
 import json
 import posixpath
 import re
 import shlex
-import tarfile
 import time
 import warnings
 import weakref
@@ -61,7 +60,14 @@ from polar.envs.terminal.changes import (
     local_snapshot,
     under,
 )
-from polar.envs.terminal.tamper import command_words, docker_tampering, local_shadows, module_shadows
+from polar.envs.terminal.tamper import (
+    command_words,
+    docker_tampering,
+    image_startup,
+    local_shadows,
+    local_startup_shadows,
+    module_shadows,
+)
 from polar.envs.terminal.toolbox import (
     INSTALL_INTO_HOME,
     TOOLBOX,
@@ -77,8 +83,12 @@ from polar.protocols import EpisodeSetup, ExecResult, Grade, Mount, Sandbox, San
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.harbor import SOLUTION_DIR, TESTS_DIR, VERIFIER_DIR, HarborTask, load_suite, read_reward
 
-WRITABLE_DIRS = ("/tests", "/logs", "/solution")
-"""Harbor's fixed paths outside the working directory: tests, verifier and agent logs, the reference solution."""
+WRITABLE_DIRS = ("/logs", "/solution")
+"""Harbor's fixed paths outside the working directory that the sandbox writes: verifier and agent logs, the
+reference solution."""
+SEALED_DIRS = (TESTS_DIR,)
+"""Harbor's `/tests`: read-only inside the sandbox, filled from outside when grading starts (the agent never sees
+the tests, and no program they run can rewrite them)."""
 IMAGE_BACKENDS = ("docker",)
 """Backends whose sandbox runs on the task's image, so the Dockerfile needs no replay."""
 _SKIP_ENV = {"PWD", "OLDPWD", "SHLVL", "_"}
@@ -161,16 +171,6 @@ def local_blocker(task: HarborTask) -> str | None:
     return None
 
 
-def _pack(files: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        for rel, data in sorted(files.items()):
-            info = tarfile.TarInfo(rel)
-            info.size, info.mode = len(data), 0o755
-            tar.addfile(info, io.BytesIO(data))
-    return out.getvalue()
-
-
 def _agent_places(task: HarborTask, environment: dict[str, str]) -> tuple[str, ...]:
     """Where the agent can write in the local sandbox besides the task's writable dirs."""
     return task.workdir, "/tmp", environment.get("HOME", "/home")
@@ -251,7 +251,8 @@ class TerminalFamily:
             mounts += (Mount(str(task_site(requirements)), TASK_SITE),)  # what the Dockerfile pip-installs
             env = {"PYTHONPATH": TASK_SITE, "PATH": f"{TASK_SITE}/bin:{DEFAULT_PATH}"}
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
-                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, mounts=mounts, build_steps=steps,
+                           workdir=task.workdir, writable_dirs=WRITABLE_DIRS, sealed_dirs=SEALED_DIRS,
+                           mounts=mounts, build_steps=steps,
                            env=env, **limits)
 
     async def setup(self, task: HarborTask, sandbox: Sandbox) -> EpisodeSetup:
@@ -266,8 +267,8 @@ class TerminalFamily:
             assert not isinstance(found, str)
             await replay(sandbox, found, task.agent_timeout_s, task.id)
         workdir = shlex.quote(task.workdir)
-        made = await _as_root(sandbox, f"mkdir -p {VERIFIER_DIR} /logs/agent {TESTS_DIR} {SOLUTION_DIR}",
-                              f"/logs {VERIFIER_DIR} /logs/agent {TESTS_DIR} {SOLUTION_DIR}")
+        made = await _as_root(sandbox, f"mkdir -p {VERIFIER_DIR} /logs/agent {SOLUTION_DIR}",
+                              f"/logs {VERIFIER_DIR} /logs/agent {SOLUTION_DIR}")
         result = await sandbox.exec(f"cd {workdir} && env -0 | base64 -w0", timeout=60) if made.exit_code == 0 else made
         if result.exit_code != 0:
             raise SandboxError(f"task {task.id}: preparing the sandbox failed: {result.output[-2000:]}")
@@ -393,28 +394,31 @@ class TerminalFamily:
         env = self.verifier_env(task, setup)
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
+        python_path = env.get("PYTHONPATH", "")
         if isinstance(sandbox, DockerSandbox):
-            found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words)
+            try:
+                startup = await asyncio.to_thread(image_startup, sandbox.client, sandbox.image, env["PATH"],
+                                                  python_path)
+            except SandboxError as e:
+                return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
+            found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words,
+                                            startup)
         else:
             places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
             found = await local_shadows(sandbox, env["PATH"], words, places)
-        found += await module_shadows(sandbox, script, task.workdir, env["PATH"], env.get("PYTHONPATH", "")) \
+            found += await local_startup_shadows(sandbox, env["PATH"], python_path, places)
+        found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path) \
             if not found else []
         found += sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []
         if found:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
                          "\n".join(found), tampered="; ".join(found)[:2000])
-        clear = (f"rm -rf {TESTS_DIR} {VERIFIER_DIR} 2>/dev/null; mkdir -p {TESTS_DIR} {VERIFIER_DIR} && "
-                 f"[ ! -L {TESTS_DIR} ] && [ -z \"$(find {TESTS_DIR} {VERIFIER_DIR} -mindepth 1 | head -1)\" ]")
-        if (cleared := await _as_root(sandbox, clear, f"{TESTS_DIR} {VERIFIER_DIR}")).exit_code != 0:
+        clear = (f"rm -rf {VERIFIER_DIR} 2>/dev/null; mkdir -p {VERIFIER_DIR} && "
+                 f"[ -z \"$(find {VERIFIER_DIR} -mindepth 1 | head -1)\" ]")
+        if (cleared := await _as_root(sandbox, clear, VERIFIER_DIR)).exit_code != 0:
             return Grade(self.reward.zeros(), cleared.output,
-                         error=f"task {task.id}: could not empty {TESTS_DIR} and {VERIFIER_DIR} for the tests")
-        await sandbox.write("/tmp/.polar-tests.tar", _pack(task.tests))
-        unpack = await sandbox.exec(f"tar -xf /tmp/.polar-tests.tar -C {TESTS_DIR} --no-same-owner; s=$?; "
-                                    "rm -f /tmp/.polar-tests.tar; [ $s -eq 0 ]", timeout=60)
-        if unpack.exit_code != 0:
-            return Grade(self.reward.zeros(), unpack.output,
-                         error=f"task {task.id}: could not copy tests/ into {TESTS_DIR}")
+                         error=f"task {task.id}: could not empty {VERIFIER_DIR} for the tests")
+        await sandbox.fill_sealed(TESTS_DIR, task.tests)
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         project = 'UV_PROJECT_ENVIRONMENT="$home/.venv" ' if fresh_project_env and needs_toolbox(task.tests) else ""
         command = (f"(home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 1; "

@@ -10,9 +10,10 @@ or deleting a system file, touching the loader's configuration or a start-up hoo
 module earlier on its search path than one the image has, a `.pth` file that runs code, a pytest plugin, or a
 test runner's config at `/`, is tampering. What legitimate installs do — add new files (a package, a service
 file) — is not. **Local**: the host's system is mounted read-only, so only the places the agent may write (the
-working directory, /tmp, HOME, the task's writable dirs) could steer the tests: the verifier gets a fresh HOME and
-emptied /tests and /logs/verifier, and a command of test.sh that PATH resolves into one of those places while
-the system has its own is tampering.
+working directory, /tmp, HOME, the task's writable dirs) could steer the tests: the verifier gets a fresh HOME, a
+sealed /tests and an emptied /logs/verifier, and a command of test.sh that PATH resolves into one of those places
+while the system has its own is tampering. **Both**: a file where Python's start-up looks for a module (asked of
+the image's own Pythons with `-vv`: Debian's sitecustomize tries `apport_python_hook`, absent or not) is tampering.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ import shlex
 import tarfile
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
+from polar.envs.sandbox.docker import owner_labels
+from polar.errors import SandboxError
 from polar.protocols import Sandbox
 
 GRADER_TOOLS = ("/bin/bash", "/bin/sh", "/usr/bin/env", "/bin/mktemp", "/bin/rm", "/bin/mkdir", "/bin/tar",
@@ -124,16 +127,84 @@ def _first_words(tokens: list[str]) -> set[str]:
     return words
 
 
+STARTUP_PROBE = r"""for d in $(echo "$PATH" | tr : ' '); do
+  for f in "$d"/python "$d"/python3 "$d"/python3.[0-9] "$d"/python3.[0-9][0-9]; do
+    [ -x "$f" ] && "$f" -vv -c 'import sys; print("POLAR-SYS-PATH", *sys.path, sep="\n", file=sys.stderr)' 2>&1
+  done
+done; true"""
+"""Shell that starts each Python on PATH with `-vv`, which names every file its start-up tries (the `site` module,
+`.pth` files, `sitecustomize` and what it imports, such as Debian's `apport_python_hook`, absent or not), then
+prints its sys.path."""
+
+
+class Startup(NamedTuple):
+    """What Python's start-up reads, from the `STARTUP_PROBE` output of an image's Pythons."""
+
+    tries: frozenset[tuple[str, str]] = frozenset()
+    """(folder, module name) of every file it tried, found or not."""
+    names: frozenset[str] = frozenset()
+    """Top-level module names it looked for along sys.path (an added file of that name in a folder of its path)."""
+    folders: frozenset[str] = frozenset()
+    """The folders of its sys.path, PYTHONPATH's included even where they do not exist yet."""
+
+    def reads(self, path: str) -> bool:
+        """Whether a file or package at `path` would be imported when Python starts."""
+        where, name = posixpath.dirname(path), _module_name(path)
+        return (where, name) in self.tries or (where in self.folders and name in self.names)
+
+
+def parse_startup(output: str) -> Startup:
+    tries = frozenset((posixpath.dirname(line[9:].strip()), _module_name(line[9:].strip()))
+                      for line in output.splitlines() if line.startswith("# trying /"))
+    folders, listing = set(), False
+    for line in output.splitlines():
+        listing = line == "POLAR-SYS-PATH" or (listing and (line == "" or line.startswith("/")))  # "" for -c
+        if listing and line.startswith("/"):
+            folders.add(line)
+    loaded = {m.group(1) for m in _LOADED.finditer(output)}  # a package found in its folder: no "trying" line
+    names = {name for folder, name in tries if folder in folders} | loaded
+    return Startup(tries, frozenset(names), frozenset(folders))
+
+
+_LOADED = re.compile(r"^import '(\w+)[\w.]*' # <_frozen_importlib_external\.", re.MULTILINE)
+
+
+def _module_name(path: str) -> str:
+    return posixpath.basename(path).split(".")[0]
+
+
+@cache
+def image_startup(client: Any, image: str, search_path: str, python_path: str = "") -> Startup:
+    """What the Pythons on the verifier's PATH read when they start, asked of a fresh container of `image` (the image
+    as built: nothing of the agent's runs), once per image and path. An added file there runs before the tests
+    whether or not the image had that module (Debian's sitecustomize tries `apport_python_hook`)."""
+    import docker
+
+    environment = {"PATH": search_path, "PYTHONNOUSERSITE": "1", **({"PYTHONPATH": python_path} if python_path else {})}
+    try:
+        out = client.containers.run(image, [STARTUP_PROBE], entrypoint=["/bin/sh", "-c"], network_mode="none",
+                                    environment=environment, labels=owner_labels(), remove=True, stdout=True,
+                                    stderr=True)
+    except docker.errors.DockerException as e:
+        raise SandboxError(f"polar could not ask the Pythons of image {image} what their start-up reads: {e}") from e
+    return parse_startup(out.decode(errors="replace"))
+
+
 # --- docker: the container against its image -------------------------------------------------------------
 
 
-def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str]) -> list[str]:
-    """What the agent changed in the container that grading would execute, one line each; [] when nothing."""
+def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str],
+                     startup: Startup | None = None) -> list[str]:
+    """What the agent changed in the container that grading would execute, one line each; [] when nothing.
+    `startup`: what the image's Pythons read when they start (`image_startup`)."""
     changes = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
     parents = {posixpath.dirname(p) for p in changes}
     stat = cache(lambda path: engine_stat(client, container_id, path))
     found = [f"{kind} {path}: {why}" for path, kind in sorted(changes.items())
              if path not in parents and (why := _sensitive(path, kind))]
+    found += [f"{kind} {path}: a module that Python's start-up looks for here (`{_module_name(path)}`): it would "
+              "run before every test" for path, kind in sorted(changes.items())
+              if kind != "deleted" and startup is not None and startup.reads(path)]
     path_dirs = _canonical(stat, [d for d in search_path.split(":") if d.startswith("/")])
     found += _shadows(changes, parents, path_dirs, stat, "a command", lambda name: [name])
     for version in sorted({m.group(1) for p in changes if (m := _VERSION.search(p))}):
@@ -320,3 +391,24 @@ async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_pat
                                 f"{shlex.quote(workdir)} {' '.join(names)}; cd / && /bin/rm -rf \"$d\"", timeout=60)
     return [f"{path} shadows the module `{name}`, which `python -m {' / '.join(names)}` in test.sh loads"
             for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name]
+
+
+async def local_startup_shadows(sandbox: Sandbox, search_path: str, python_path: str,
+                                writable: Iterable[str]) -> list[str]:
+    """Files in a PYTHONPATH folder the agent could write, named like a module that Python's start-up looks for
+    (`sitecustomize`, what it imports, `encodings`): PYTHONPATH comes first on sys.path, so such a file runs before
+    every test. The names are asked of the system's Pythons with no PYTHONPATH, from an empty folder: nothing of the
+    agent's is on their path."""
+    roots = tuple(f"{w.rstrip('/')}/" for w in writable)
+    folders = [f for f in python_path.split(":") if f and f"{f.rstrip('/')}/".startswith(roots)]
+    if not folders:
+        return []
+    probe = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
+                               f"PYTHONNOUSERSITE=1 /bin/sh -c {shlex.quote(STARTUP_PROBE)}; "
+                               "cd / && /bin/rm -rf \"$d\"", timeout=60)
+    names = parse_startup(probe.output).names
+    listing = await sandbox.exec("for d in " + " ".join(map(shlex.quote, folders)) + "; do "
+                                 "[ -d \"$d\" ] && for f in \"$d\"/* \"$d\"/.[!.]*; do [ -e \"$f\" ] && echo \"$f\"; "
+                                 "done; done; true", timeout=30)
+    return [f"{path}: a module that Python's start-up looks for on PYTHONPATH (`{_module_name(path)}`): it would run "
+            "before every test" for path in listing.output.splitlines() if _module_name(path) in names]

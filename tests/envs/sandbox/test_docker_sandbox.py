@@ -2,6 +2,7 @@
 every backend keeps is in test_sandbox_contract.py."""
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from conftest import require_modules
 
 from polar.envs.registration import register_envs
+from polar.envs.sandbox import docker as docker_sandbox
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.docker import owner_labels
 from polar.envs.sandbox.dockerfile.build import image_for_dockerfile
@@ -110,6 +112,45 @@ def test_stop_leaves_no_container_and_is_safe_twice(image, docker):
 
     container_id = run(body())
     assert containers(docker, f"id={container_id}") == [] and container_pids(container_id) == []
+
+
+class RefusingEngine:
+    """The engine's client, refusing the first `refusals` removals as a loaded dockerd does ("did not receive an
+    exit event")."""
+
+    def __init__(self, client, refusals: int):
+        import docker as sdk
+
+        self.client, self.refusals, self.api, self.sdk = client, refusals, self, sdk
+
+    def info(self):
+        return self.client.info()
+
+    def remove_container(self, container_id, **kwargs):
+        if self.refusals:
+            self.refusals -= 1
+            raise self.sdk.errors.APIError("500 Server Error", explanation="tried to kill container, but did not "
+                                           "receive an exit event")
+        return self.client.api.remove_container(container_id, **kwargs)
+
+
+@pytest.mark.parametrize("refusals", [docker_sandbox.REMOVE_TRIES - 1, docker_sandbox.REMOVE_TRIES])
+def test_a_removal_the_engine_refuses_a_while_is_retried_then_named(image, docker, refusals):
+    import docker as sdk
+
+    client = sdk.from_env()
+    container = client.containers.create(image, ["sleep", "infinity"], network_mode="none", labels=owner_labels())
+    container.start()
+    try:
+        if refusals < docker_sandbox.REMOVE_TRIES:
+            docker_sandbox._remove(RefusingEngine(client, refusals), container.id)
+            assert containers(docker, f"id={container.id}") == []
+        else:
+            with pytest.raises(SandboxError, match="did not receive an exit event.*docker rm -f"):
+                docker_sandbox._remove(RefusingEngine(client, refusals), container.id)
+    finally:
+        with contextlib.suppress(sdk.errors.NotFound):
+            container.remove(force=True)
 
 
 def test_reaper_removes_containers_whose_owner_died(image, docker):

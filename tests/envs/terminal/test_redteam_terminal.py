@@ -33,6 +33,8 @@ HOOK = "import atexit, os\natexit.register(lambda: os._exit(0))\n"
 """Python start-up code that makes every run exit 0, failed checks included: test.sh then writes reward 1."""
 HOOKED = "python3 -c 'import sys; sys.exit(3)'"
 """Exits 0 only while the hook runs."""
+STARTUP_HOOK = f"def install():\n    {HOOK.replace(chr(10), '; ')}\n"
+"""Debian's sitecustomize runs `apport_python_hook.install()` when that module imports: nothing in the image has it."""
 
 
 def put(path: str, text: str, mode: str = "755") -> str:
@@ -101,13 +103,13 @@ ATTACKS = {
     "a symlinked /logs/verifier": (BOTH, (), armed(
         "mkdir -p /tmp/fake && echo 1 > /tmp/fake/reward.txt && rm -rf /logs/verifier && "
         "ln -s /tmp/fake /logs/verifier && [ -L /logs/verifier ]")),
-    "a symlinked or planted /tests": (BOTH, (), armed(
+    "a symlinked or planted /tests": (BOTH, (), armed(  # /tests is sealed: the attempt must fail already
         f"{put('/tmp/ft/test.sh', FAKE)} && {{ rm -rf /tests && ln -s /tmp/ft /tests || cp /tmp/ft/test.sh /tests/; }} "
-        "2>/dev/null; grep -q reward /tests/test.sh")),
+        "2>/dev/null; [ ! -L /tests ] && [ ! -e /tests/test.sh ]")),
     "a nohup process that swaps the test files": (BOTH, (), armed(
         loop(f"for f in /tests/test.sh /tests/test_outputs.py; do [ -f $f ] && ! grep -q SWAPPED $f && "
              f"printf '#!/bin/bash\\n# SWAPPED\\n{WRITE_REWARD}\\n' > $f; done") +
-        " sleep 0.2; mkdir -p /tests && echo original > /tests/test.sh; " + within("grep -q SWAPPED /tests/test.sh"))),
+        " sleep 0.2; ! touch /tests/test.sh 2>/dev/null")),  # it would swap them, were /tests not sealed
     "a fake python3 and env early on PATH": (BOTH, DOCKER, armed(
         f"{put('/tmp/bin/python3', FAKE)} && cp /tmp/bin/python3 /tmp/bin/env && "
         "{ cp /tmp/bin/python3 /usr/local/bin/python3 && cp /tmp/bin/env /usr/local/bin/env; } 2>/dev/null; "
@@ -251,6 +253,11 @@ PLANTS = {
         "", "python3 -m unittest discover -s /tests -p 'check_*.py'",
         armed(f"{put('/app/unittest.py', 'import sys; sys.exit(0)', '644')} && python3 -m unittest"),
         "/app/unittest.py"),
+    "a module Debian's sitecustomize imports (and the image lacks) in a PYTHONPATH folder the agent writes": (
+        "ENV PYTHONPATH=/app/lib\n",
+        'python3 -c "import pathlib, sys; sys.exit(not pathlib.Path(\'/app/done\').exists())"',
+        armed(f"{put('/app/lib/apport_python_hook.py', STARTUP_HOOK, '644')} && {HOOKED}"),
+        "/app/lib/apport_python_hook.py"),
 }
 
 
@@ -365,6 +372,21 @@ def test_a_process_reset_keeps_what_setup_started_and_nothing_else(request, bwra
     assert "trapped" not in output, output
 
 
+def solved_then_attacked(task: Path, sandbox: str, arm: str):
+    """The task's reference solution, which must score 1, then the attack `arm` (it must arm) in a fresh episode:
+    the attack's trace."""
+    env = gym.make("polar/Terminal-v0", suite=str(task), harness="builtin", sandbox=sandbox, max_turns=4,
+                   time_limit_s=120)
+    try:
+        solved = run_episode(env, OraclePolicy(), seed=0)
+        trace, outputs = play(env, [arm], task_id=task.name)
+    finally:
+        env.close()
+    assert solved.reward == 1.0, (solved.error, solved.verifier_log[-2000:])
+    assert any(READY in out for out in outputs), outputs
+    return trace
+
+
 RUNS_AGENT_CODE = ("mkdir -p /logs/verifier\ncd /app\n"
                    'if [ "$(python3 /app/answer.py)" = 42 ]; then r=1; else r=0; fi\n'
                    "echo $r > /logs/verifier/reward.txt\ngit -C /app status --short > /dev/null 2>&1\nexit 0\n")
@@ -395,17 +417,9 @@ def test_code_the_tests_run_cannot_write_the_verdict(request, bwrap, tmp_path, s
         request.getfixturevalue("docker")
     attack, shell, ends = THROUGH_THE_TESTS[name]
     task = make_task(tmp_path, "runs-agent-code", test=RUNS_AGENT_CODE, solve="echo 'print(42)' > /app/answer.py\n")
-    env = gym.make("polar/Terminal-v0", suite=str(task), harness="builtin", sandbox=sandbox, max_turns=4,
-                   time_limit_s=120)
     arm = armed(f"{put('/app/answer.py', attack + WRONG, '644')} && python3 -c 'import ast; "
                 f"ast.parse(open(\"/app/answer.py\").read())'" + (f" && {{ {shell}; }}" if shell else ""))
-    try:
-        solved = run_episode(env, OraclePolicy(), seed=0)
-        trace, outputs = play(env, [arm], task_id="runs-agent-code")
-    finally:
-        env.close()
-    assert solved.reward == 1.0, (solved.error, solved.verifier_log[-2000:])
-    assert any(READY in out for out in outputs), outputs
+    trace = solved_then_attacked(task, sandbox, arm)
     assert (trace.status, trace.reward) == (ends, 0.0), (trace.error, trace.verifier_log[-2000:])
 
 
@@ -431,3 +445,39 @@ def test_a_module_the_test_runner_loads_shadowed_from_the_working_directory_is_t
     assert "ARMED" in trace.turns[1].request.messages[-1]["content"]
     assert (trace.status, trace.reward) == ("tampered", 0.0), (trace.error, trace.verifier_log[-2000:])
     assert "/app/iniconfig.py shadows the module `iniconfig`" in trace.error
+
+
+CHECKS_WITH_A_TEST_FILE = ("mkdir -p /logs/verifier\ncd /app\npython3 /app/answer.py\n"
+                           "python3 /tests/check.py > /logs/verifier/reward.txt\n")
+"""A test.sh that runs the agent's program, then a test file of its own on the program's output."""
+CHECK = "import subprocess\nout = subprocess.run(['python3', '/app/answer.py'], capture_output=True, text=True)\n" \
+        "print(1 if out.stdout.strip() == '42' else 0)\n"
+REWRITES_THE_CHECK = "open('/tests/check.py', 'w').write('print(1)\\n')\n"
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_what_the_tests_run_cannot_rewrite_the_tests(request, bwrap, tmp_path, sandbox):
+    """The agent's program, run by test.sh with the verifier's rights (root, in docker), rewrites the test file that
+    test.sh runs next: `/tests` is a read-only bind of a host folder, so the write fails and the real check runs."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    task = make_task(tmp_path, "checks-a-file", test=CHECKS_WITH_A_TEST_FILE,
+                     solve="echo 'print(42)' > /app/answer.py\n")
+    (task / "tests" / "check.py").write_text(CHECK)
+    # armed only if the agent cannot write /tests during its episode either
+    trace = solved_then_attacked(task, sandbox, armed(f"{put('/app/answer.py', REWRITES_THE_CHECK + WRONG, '644')} "
+                                                      "&& ! touch /tests/x 2>/dev/null"))
+    assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-2000:])
+    assert "Read-only file system" in trace.verifier_log, trace.verifier_log[-2000:]
+
+
+def test_a_module_the_images_python_start_up_imports_added_to_its_site_folder_is_tampering(docker, tmp_path):
+    """Debian's sitecustomize tries `import apport_python_hook`, which the image lacks: an added module of that name
+    in the image's own site folder (no file of the image changed, nothing shadowed) runs before every test."""
+    task = make_task(tmp_path, "startup-task", test="cd /app && python3 -c \"import pathlib, sys; "
+                     "sys.exit(not pathlib.Path('/app/done').exists())\" && r=1 || r=0\n"
+                     "echo $r > /logs/verifier/reward.txt\n", solve="touch /app/done\n")
+    where = "/usr/local/lib/python3.11/dist-packages/apport_python_hook.py"
+    trace = solved_then_attacked(task, "docker", armed(f"{put(where, STARTUP_HOOK, '644')} && {HOOKED}"))
+    assert (trace.status, trace.reward) == ("tampered", 0.0), (trace.error, trace.verifier_log[-2000:])
+    assert where in trace.error

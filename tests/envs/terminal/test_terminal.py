@@ -327,7 +327,8 @@ def test_a_base_the_engine_lacks_is_replaced_and_images_are_cached_by_content(do
 
 
 def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tmp_path):
-    """What the agent planted in /tests and /logs/verifier, and what it exported, never reaches the verdict."""
+    """What the agent planted in /logs/verifier, and what it exported, never reaches the verdict; /tests it cannot
+    write at all."""
     test = '[ "$SECRET" = "" ] && [ ! -e /tests/planted ] && echo 0.5 > /logs/verifier/reward.txt\n'
     task = load_task(make_task(tmp_path, test=test))
     family, backend = TerminalFamily(), make_backend("local")
@@ -336,7 +337,9 @@ def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tm
         sandbox = await backend.start(family.sandbox_spec(task))
         try:
             state = (await family.setup(task, sandbox)).state
-            await sandbox.exec("touch /tests/planted && echo 1 > /logs/verifier/reward.txt && export SECRET=1 && cd /")
+            planted = await sandbox.exec("touch /tests/planted; echo 1 > /logs/verifier/reward.txt && export SECRET=1 "
+                                         "&& cd /")
+            assert planted.exit_code == 0 and "Read-only file system" in planted.output, planted.output
             return await family.grade(task, sandbox, backend, state)
         finally:
             await sandbox.stop()
