@@ -84,6 +84,16 @@ GRADER_DIR = "/tmp/polar_grader"
 VERDICT_PLUGIN = "polar_verdict"
 VERDICT_RECORD = f"{GRADER_DIR}/verdict.json"
 CANARY_PLACER = f"{GRADER_DIR}/canary_placer.py"
+TEST_PATCH_FILE = f"{GRADER_DIR}/test.patch"
+"""The test patch, for polar's own eval script: applied from this file, then deleted before pytest starts."""
+PATCHED_FILES = f"{GRADER_DIR}/patched.json"
+"""The files the agent's patch changed (absolute paths), for the recorder: a pytest hook defined in one is the
+code under test steering pytest."""
+ONE_COMMIT = ("rm -rf .git && git init -q && git add -A && "
+              "git -c user.name=polar -c user.email=polar@localhost commit -q --no-verify -m graded")
+"""The repository's history replaced by one commit of the tree as graded (test patch and canaries in it): code under
+test that reads the tests as they were before (`git show HEAD:<file>`) to tell the graded tests from polar's fresh
+canaries finds the canaries there too."""
 _TEST_DIRS = {"test", "tests", "testing"}
 _STEERING_NAMES = {
     "conftest.py": "pytest configuration", "pytest.ini": "pytest configuration", ".pytest.ini": "pytest configuration",
@@ -197,12 +207,14 @@ def default_eval_script(task: SweTask, test_command: str = DEFAULT_TEST_COMMAND,
              "  source /opt/miniconda3/bin/activate; conda activate testbed",
              "fi",
              f"cd {WORKDIR}"]
-    if files:
+    if files and canaries:  # no text of the test patch is left once it is applied (see ONE_COMMIT)
+        lines += [reset, f"git apply --verbose {TEST_PATCH_FILE}", f"rm -f {TEST_PATCH_FILE}"]
+    elif files:
         lines += [reset, "git apply --verbose - <<'EOF_114329324912'", task.test_patch.rstrip("\n"), "EOF_114329324912"]
     if canaries:
-        lines.append(f"python3 {CANARY_PLACER}")
+        lines += [f"python3 {CANARY_PLACER}", ONE_COMMIT]
     lines += [f": '{START_TEST_OUTPUT}'", f"{test_command} {targets}".rstrip(), f": '{END_TEST_OUTPUT}'"]
-    if files:
+    if files and not canaries:  # with canaries the history is gone, and the grading sandbox with it
         lines.append(reset)
     return "\n".join(lines) + "\n"
 
@@ -345,6 +357,9 @@ class SweFamily:
             canaries = await self._canaries(task, grader) if ours else None
             if ours:
                 await grader.write(f"{GRADER_DIR}/{VERDICT_PLUGIN}.py", PLUGIN_SOURCE)
+                await grader.write(TEST_PATCH_FILE, task.test_patch.rstrip("\n") + "\n")
+                await grader.write(PATCHED_FILES, json.dumps(sorted(
+                    posixpath.join(WORKDIR, path) for path, state in after.items() if before.get(path) != state)))
             await grader.write("/tmp/polar_eval.sh", self.eval_script(task, runtime.environment))
             env = await asyncio.to_thread(self.clean_env, runtime, ours)
             assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())

@@ -120,12 +120,41 @@ def _protocol():
     return found
 
 
+def _patched():
+    """The files the agent's patch changed, as polar wrote them before the run (absolute, real paths)."""
+    try:
+        with open("/tmp/polar_grader/patched.json") as f:
+            return set(os.path.realpath(p) for p in json.load(f))
+    except (OSError, ValueError):
+        return set()
+
+
+PATCHED = _patched()
+CONFIG, RUNNER = [None], set()
+"""pytest's config, and the files of every module loaded before the first conftest: the runner and the plugins it
+was configured with (when the repository is pytest or a plugin of it, its own patched hooks are the work)."""
+
+
 def _check_protocol():
-    """Name each part of the protocol whose object or code is no longer what was loaded before the repository."""
+    """Name each part of the protocol whose object or code is no longer what was loaded before the repository, and
+    each pytest hook implemented in a file the patch changed (the code under test registering a plugin)."""
     for label, holder, name, value, code in _SEEN:
         now = vars(holder).get(name, _ABSENT)
         if (now is not value or _code(now) is not code) and label not in SWAPPED:
             SWAPPED[label] = CURRENT[0] or "before the first test"
+    if CONFIG[0] is None or not PATCHED:
+        return
+    for hook_name, caller in list(vars(CONFIG[0].pluginmanager.hook).items()):
+        try:
+            impls = caller.get_hookimpls()
+        except Exception:
+            continue
+        for impl in impls:
+            code = _code(getattr(impl, "function", None))
+            where = code and os.path.realpath(code.co_filename)
+            label = "pytest hook %s implemented in %s" % (hook_name, where)
+            if where in PATCHED and where not in RUNNER and label not in SWAPPED:
+                SWAPPED[label] = CURRENT[0] or "before the first test"
 
 
 for _name in ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSequenceEqual"):
@@ -134,6 +163,9 @@ _SEEN.extend(_protocol())  # on import: `-p` loads this plugin before any confte
 
 
 def pytest_load_initial_conftests(early_config):
+    CONFIG[0] = early_config
+    RUNNER.update(os.path.realpath(f) for f in (getattr(m, "__file__", None) for m in list(sys.modules.values()))
+                  if isinstance(f, str))
     # the repository imports as it would under `python -m pytest` in /testbed, but only once pytest and this
     # plugin are loaded (PYTHONSAFEPATH keeps the working directory off sys.path at start-up)
     if "/testbed" not in sys.path:

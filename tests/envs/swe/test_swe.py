@@ -284,6 +284,10 @@ OFFICIAL_IMAGES = pytest.mark.xdist_group("swe-official-images")
 """The engine's official-style image of an instance makes SWE-v0 use it: the tests that build one and the test that
 counts polar's own images run on one worker, in this order."""
 
+OFFICIAL_TWIN = replace(TASKS[0], instance_id=f"{TASKS[0].instance_id}-official-twin")
+"""The first instance under a name no other test uses: an official-style image of it, made and removed by the tests
+below, is never picked up (and then lost mid-episode) by SWE tests running beside them on other workers."""
+
 
 @OFFICIAL_IMAGES
 def test_polar_tasks_admit_and_images_build(tmp_path, capsys, bwrap, docker):
@@ -318,7 +322,7 @@ def test_official_images_are_pulled_from_a_registry_by_command_and_on_demand(doc
 
     from polar.envs.swe.environment import REGISTRY_VARIABLE, official_image
 
-    task = TASKS[0]
+    task = OFFICIAL_TWIN
     tag = official_style_image(docker, task, tmp_path)
     remote = f"{registry}/{tag}"
     try:
@@ -359,7 +363,7 @@ def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
 
     from polar.envs.swe.environment import official_image
 
-    task = TASKS[0]
+    task = OFFICIAL_TWIN
     tag = official_style_image(docker, task, tmp_path)
     try:
         assert official_image(task) == tag and FAMILY.runtime(task, "docker").environment is None
