@@ -25,6 +25,10 @@ MAX_MESSAGE = 8 << 20
 """Bytes in one message: the bundled tests' largest is under 1 MiB."""
 MAX_NODES = 500_000
 """Containers and handles in one message (a flat list of numbers is one node)."""
+MAX_DEPTH = 10_000
+"""Containers inside containers: hashing a set member or a dict key nested far deeper (a tuple 200,000 deep) recurses
+in C without a check and kills the process that builds it, so neither side builds or sends one. Honest values go deep
+too (flatten_nested's tests send a list 3,000 deep), so the bound sits well above them and well below the crash."""
 SCALARS = (type(None), bool, int, float, str)
 MUTABLE = (list, dict, set)
 CONTAINERS = {list: "l", tuple: "t", set: "s", frozenset: "f", dict: "d"}
@@ -98,6 +102,8 @@ class Encoder:
             return x
         if self.echo and id(x) in self.echo:
             return self.add(["e", self.echo[id(x)]])
+        if len(stack) >= MAX_DEPTH:
+            raise ValueError(f"a value nested more than {MAX_DEPTH} deep cannot be sent")
         tag = CONTAINERS.get(kind)
         if tag is None:
             leaf = self.leaf(x)
@@ -139,11 +145,17 @@ class Decoder:
     def __init__(self, link: Link, nodes, sent: dict | None = None):
         if type(nodes) is not list:
             raise ProtocolError("the node table is not a list")
+        if len(nodes) > MAX_NODES:
+            raise ProtocolError(f"a value of more than {MAX_NODES} parts")
         self.link, self.sent, self.received = link, sent or {}, []
         self.built: list = []
+        self.depth: list[int] = []
+        """How deep each built node nests: checked before a parent is built (and its members hashed)."""
         self.used = bytearray(len(nodes))
         for node in nodes:
+            self.deepest = 0
             self.built.append(self._build(node))
+            self.depth.append(self.deepest + 1)
 
     def take(self, r):
         kind = type(r)
@@ -153,7 +165,10 @@ class Decoder:
             raise ProtocolError(f"bad reference {str(r)[:80]}")
         if self.used[r[0]]:
             raise ProtocolError("a node is referenced twice")
+        if self.depth[r[0]] >= MAX_DEPTH:
+            raise ProtocolError(f"a value nested more than {MAX_DEPTH} deep")
         self.used[r[0]] = 1
+        self.deepest = max(self.deepest, self.depth[r[0]])
         return self.built[r[0]]
 
     def _build(self, node):

@@ -33,6 +33,9 @@ IDLE_S = 0.25
 """How often a wait for the subject checks whether polar saw its process end (a child it forked may keep the
 connection open)."""
 MAX_PENDING = 16
+LAUNCHES = 2
+"""Subjects started for one test until one connects. Nothing of the module has run before its subject connects
+(it connects, then imports), so a subject that never connected is the machine's failure, not the module's."""
 MEMORY_BYTES = 4 << 30
 """The driver's address space: what the subject sends it decodes in memory."""
 
@@ -147,7 +150,9 @@ class Remote:
 
 class ValueRemote:
     """Base of mirrors of the module's subclasses of builtin values (a NamedTuple, a str subclass): the stand-in is
-    the plain value itself, so comparisons and builtin methods run here, on it; other attributes are requests."""
+    the plain value itself, so comparisons and operators run here, on it. A method the module's class defines runs
+    in the module, builtin name or not (a dict subclass's own `values()`), as it would in process; other attributes
+    are requests."""
 
     __getattr__ = _remote_getattr
 
@@ -190,13 +195,13 @@ class SubjectLink(Link):
     imported: bool | None = None
     """Whether the subject imported the module under test (None: not known yet)."""
 
-    def __init__(self, sock: socket.socket, inbox: Inbox, index: int):
+    def __init__(self, sock: socket.socket, inbox: Inbox, launch: int):
         super().__init__(sock)
-        self.inbox, self.index = inbox, index
+        self.inbox, self.launch = inbox, launch
 
     def idle(self) -> None:
         self.inbox.check()
-        if self.index in self.inbox.ended:
+        if self.launch in self.inbox.ended:
             raise self.fail("the subject process ended (a process it left behind still holds the connection)")
 
     def encode_other(self, x, enc):
@@ -287,7 +292,7 @@ class SubjectLink(Link):
 
 
 class Inbox:
-    """polar's lines on stdin: the configuration, then `{"ended": i}` when test i's subject process ended."""
+    """polar's lines on stdin: the configuration, then `{"ended": i}` when subject i's process ended."""
 
     def __init__(self) -> None:
         self.fd, self.pending, self.ended = sys.stdin.fileno(), b"", set()
@@ -316,9 +321,9 @@ class Inbox:
                 self.ended.add(json.loads(line)["ended"])
 
 
-def accept(listener: socket.socket, inbox: Inbox, index: int, token: str, wait_s: float,
+def accept(listener: socket.socket, inbox: Inbox, launch: int, token: str, wait_s: float,
            violations: list[str]) -> SubjectLink | str:
-    """Test `index`'s connection (its subject showed `token`), or why there is none. Connections that show no
+    """The connection of subject `launch` (it showed `token`), or why there is none. Connections that show no
     token or another one (processes an earlier subject left behind) are dropped without holding up the right one;
     one that sends something other than a greeting adds to `violations`."""
     deadline = time.monotonic() + wait_s
@@ -330,7 +335,7 @@ def accept(listener: socket.socket, inbox: Inbox, index: int, token: str, wait_s
                 if until <= now:
                     conn.close()
                     del pending[conn]
-            if index in inbox.ended:
+            if launch in inbox.ended:
                 return "the subject process ended before it connected"
             if now >= deadline:
                 return f"no subject connected within {wait_s:g}s"
@@ -345,7 +350,7 @@ def accept(listener: socket.socket, inbox: Inbox, index: int, token: str, wait_s
                     oldest = next(iter(pending))
                     oldest.close()
                     del pending[oldest]
-                pending[conn] = (SubjectLink(conn, inbox, index), now + HELLO_S)
+                pending[conn] = (SubjectLink(conn, inbox, launch), time.monotonic() + HELLO_S)  # from now, not the wait
             for conn in [c for c in ready if c in pending]:
                 link = pending[conn][0]
                 try:
@@ -437,15 +442,18 @@ def main() -> None:
         path = os.path.abspath(os.path.join("tests", file))
         with open(path, encoding="utf-8") as f:
             codes[file] = (compile(f.read(), path, "exec"), path)
-    unimportable = None
+    unimportable, launch = None, 0
     for index, (file, name) in enumerate(config["tests"]):
         if unimportable is not None:
             emit({"test": index, "passed": False, "error": unimportable, "tampered": [], "seconds": 0.0})
             continue
-        token = secrets.token_hex(16)
-        emit({"run": index, "token": token})
         started, violations = time.monotonic(), []
-        link = accept(listener, inbox, index, token, config["connect_s"], violations)
+        for _ in range(LAUNCHES):
+            launch, token = launch + 1, secrets.token_hex(16)
+            emit({"run": launch, "token": token})
+            link = accept(listener, inbox, launch, token, config["connect_s"], violations)
+            if not isinstance(link, str):
+                break
         if isinstance(link, str):
             passed, error = False, link
         else:

@@ -152,11 +152,11 @@ async def _drive(private: Path, socket_path: str, files: list[str], tests: list[
     tampered: list[str] = []
     subject: asyncio.Task | None = None
 
-    async def launch(index: int, token: str) -> None:
+    async def launch(run: int, token: str) -> None:
         with contextlib.suppress(SandboxError):
             await grader.exec(f"{command} <<< {token}", timeout=CONNECT_S + IMPORT_S + PER_TEST_S + 5)
         with contextlib.suppress(OSError):  # the driver may be gone already
-            proc.stdin.write(json.dumps({"ended": index}).encode() + b"\n")
+            proc.stdin.write(json.dumps({"ended": run}).encode() + b"\n")
 
     async def follow() -> str | None:
         nonlocal subject

@@ -15,6 +15,7 @@ import pytest
 
 from polar.envs.code import CodeFamily
 from polar.envs.code import family as code_env
+from polar.envs.code.code_rpc import MAX_DEPTH, Decoder, Encoder, ProtocolError
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.evaluation.policies import ScriptedPolicy
@@ -195,6 +196,21 @@ def encode(text):
 decode = encode
 """,
     # write garbage and a forged answer straight onto the grader's socket
+    # a well-formed answer whose value is a set holding a tuple nested 300,000 deep: building the set hashes the
+    # tuple, which recurses in C without a check; the driver that built it died, and the episode read as polar's
+    # failure (`verifier_error`) instead of the module's
+    "deep_set_member_kills_the_builder": """
+import gc, json, socket, struct
+
+def _answer_with_a_deep_set():
+    link = next(o for o in gc.get_objects() if isinstance(o, socket.socket))
+    depth = 300_000
+    nodes = [["t"]] + [["t", [i]] for i in range(depth)] + [["s", [depth]]]
+    body = json.dumps(["r", True, nodes, [depth + 1], []], separators=(",", ":")).encode()
+    link.sendall(struct.pack(">I", len(body)) + body)
+
+_answer_with_a_deep_set()
+""" + RAISE,
     "socket_garbage": """
 import json, os, struct
 
@@ -282,6 +298,33 @@ def test_attack_scores_0(attack, backend):
     assert_zero(result)
     if attack == "socket_garbage":  # nothing but foreign code writes that on the socket: the episode is `tampered`
         assert result.tampered and "malformed" in result.tampered, result.tampered
+    if attack == "deep_set_member_kills_the_builder":  # refused before it is built: the driver lives to say why
+        assert result.tampered and f"nested more than {MAX_DEPTH} deep" in result.tampered, result.tampered
+
+
+def test_the_depth_bound_passes_honest_deep_values_and_refuses_a_deeper_one():
+    """flatten_nested's tests send a list 3,000 deep: the bound against the hashing crash must not fail them."""
+    def nested(depth):
+        value: list = []
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    def depth(value):  # == on two such lists recurses past Python's limit
+        levels = 0
+        while value:
+            assert type(value) is list and len(value) == 1
+            value, levels = value[0], levels + 1
+        return levels
+
+    encoder = Encoder(None)
+    top = encoder.ref(nested(3000))
+    assert depth(Decoder(None, encoder.nodes).take(top)) == 3000
+    with pytest.raises(ValueError, match=f"more than {MAX_DEPTH} deep"):
+        Encoder(None).ref(nested(MAX_DEPTH + 1))
+    nodes = [["l"]] + [["l", [i]] for i in range(MAX_DEPTH + 1)]
+    with pytest.raises(ProtocolError, match=f"more than {MAX_DEPTH} deep"):
+        Decoder(None, nodes)
 
 
 def test_a_background_process_that_kills_subjects_and_forges_connections_scores_0(backend):
@@ -306,6 +349,41 @@ def test_a_test_that_hangs_fails_on_the_drivers_clock_and_the_rest_still_run(bac
     result = grade({"rle.py": hang_on_long_input}, backend)
     assert result.error is None and result.components["solved"] == 0.0, result.log
     assert result.components["tests_passed_frac"] == 7 / 8 and "timed out after 1s" in result.log, result.log
+
+
+class BusyMachine:
+    """A backend whose sandboxes start the n-th subject as `rewrite(n, command)`: a loaded machine's late or lost
+    process starts."""
+
+    def __init__(self, backend, rewrite):
+        self.backend, self.rewrite, self.name, self.started = backend, rewrite, backend.name, 0
+
+    async def start(self, spec):
+        sandbox = await self.backend.start(spec)
+        run = sandbox.exec
+
+        async def busy(command: str, timeout: float | None = None):
+            if "subject.py" not in command:
+                return await run(command, timeout=timeout)
+            self.started += 1
+            return await run(self.rewrite(self.started, command), timeout=timeout and timeout + 5)
+        sandbox.exec = busy
+        return sandbox
+
+
+def test_a_subject_that_takes_seconds_to_connect_is_still_graded(backend):
+    """The driver's wait for a greeting counts from the connection, not from before the wait for it (a start
+    slower than HELLO_S once dropped the test's only connection)."""
+    result = grade(TASK.solution, BusyMachine(backend, lambda n, command: f"sleep 3; {command}"))
+    assert result.error is None and result.components == {"solved": 1.0, "tests_passed_frac": 1.0}, result.log
+
+
+def test_a_subject_lost_before_it_connected_is_started_again(backend):
+    """Nothing of the module runs before its subject connects, so a start the machine lost is not the module's."""
+    machine = BusyMachine(backend, lambda n, command: "false" if n % 2 else command)
+    result = grade(TASK.solution, machine)
+    assert result.error is None and result.components == {"solved": 1.0, "tests_passed_frac": 1.0}, result.log
+    assert machine.started == 2 * len(code_env.test_ids(TASK.tests))
 
 
 def call(name: str, **arguments) -> ModelReply:
