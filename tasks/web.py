@@ -14,7 +14,12 @@ A suite is one JSON file, `web/<suite>.json`: `{"suite": ..., "tasks": [...]}`, 
 JSON because the expectations compare JSON values with a JSON state: a task file's `null`, lists and objects mean
 exactly what the state holds, the standard library reads it, and TOML has no null.
 
-A path is dot-separated: object keys, or list indices (negative from the end). The operators:
+A path is dot-separated: object keys, list indices (negative from the end), or `[field=value]`, the one element of
+a list (or value of an object) whose `field` reads `value` (a missing or an ambiguous match is no element): checks
+name an object by what the agent cannot change about it (a board card by its id, not its editable title; a new
+card by its title, not by its position). An optional `where: {field: value, ...}` keeps, of the list (or the
+object's values) at the path, the elements with those fields before the operator applies: `bookings` `where`
+`{"status": "confirmed"}` `length` 4 counts the bookings in force. The operators:
 
     equals    the value equals this (JSON equality: 1 is not 1.0, true is not 1; list order counts)
     contains  a string holds this substring; a list holds an element equal to this or, for an object, an object
@@ -72,14 +77,23 @@ class Expectation:
     path: str
     op: str
     value: Any
+    where: tuple[tuple[str, Any], ...] = ()
+    """Fields an element keeps to be counted (`where` in the task file), in order; empty: no filter."""
 
     def describe(self) -> str:
         value = json.dumps(self.value, ensure_ascii=False)
+        subject = self.path
+        if self.where:
+            subject += f" where {json.dumps(dict(self.where), ensure_ascii=False)}"
         if self.op == "length":
-            return f"{self.path} has length {value}"
+            return f"{subject} has length {value}"
         if self.op == "absent":
-            return f"{self.path} is {'absent' if self.value else 'present'}"
-        return f"{self.path} {self.op} {value}"
+            return f"{subject} is {'absent' if self.value else 'present'}"
+        return f"{subject} {self.op} {value}"
+
+    @property
+    def segments(self) -> list[str]:
+        return _segments(self.path)
 
     @property
     def removal(self) -> bool:
@@ -97,15 +111,17 @@ class Expectation:
 
     def within(self, other: Expectation) -> bool:
         """This check looks at `other`'s path or below it."""
-        return self.path == other.path or self.path.startswith(other.path + ".")
+        return self.segments[:len(other.segments)] == other.segments
 
     @property
     def parent(self) -> str:
         """The path of the object holding this check's field ("" at the top)."""
-        return self.path.rpartition(".")[0]
+        return ".".join(self.segments[:-1])
 
     def holds(self, state: Any) -> bool:
         found = _lookup(state, self.path)
+        if self.where and found is not _MISSING:
+            found = _kept(found, dict(self.where))
         if self.op == "absent":
             return (found is _MISSING) == self.value
         if found is _MISSING:
@@ -117,10 +133,34 @@ class Expectation:
         return _contains(found, self.value) == (self.op == "contains")
 
 
+def _segments(path: str) -> list[str]:
+    return re.findall(r"\[[^\]]*\]|[^.\[\]]+", path)
+
+
+def _kept(found: Any, fields: Mapping[str, Any]) -> Any:
+    """The elements of a list (or values of an object) with these fields; anything else is no collection."""
+    items = found.values() if isinstance(found, dict) else found if isinstance(found, list) else None
+    if items is None:
+        return _MISSING
+    return [item for item in items if isinstance(item, dict)
+            and all(k in item and _same(item[k], v) for k, v in fields.items())]
+
+
+def _selected(node: Any, selector: str) -> Any:
+    """`[field=value]`: the one element of a list (or value of an object) whose field reads value."""
+    key, _, wanted = selector[1:-1].partition("=")
+    items = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    matches = [item for item in items if isinstance(item, dict) and key in item
+               and (item[key] if isinstance(item[key], str) else json.dumps(item[key])) == wanted]
+    return matches[0] if len(matches) == 1 else _MISSING
+
+
 def _lookup(state: Any, path: str) -> Any:
     node = state
-    for part in path.split("."):
-        if isinstance(node, dict):
+    for part in _segments(path):
+        if part.startswith("["):
+            node = _selected(node, part)
+        elif isinstance(node, dict):
             node = node.get(part, _MISSING)
         elif isinstance(node, list) and re.fullmatch(r"-?\d+", part) and -len(node) <= int(part) < len(node):
             node = node[int(part)]
@@ -178,13 +218,25 @@ def check(task: WebTask, state: Mapping[str, Any]) -> list[tuple[str, bool]]:
     return [(e.describe(), e.holds(state)) for e in task.expect]
 
 
+def collateral(task: WebTask, parent: str, start: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
+    """A key of the object at `parent` that the untouched app had is gone, and no check of the task names it:
+    something was deleted that the task did not ask to delete (every card but the one that must stay)."""
+    before, after = _lookup(start, parent), _lookup(state, parent)
+    if not isinstance(before, dict):
+        return False  # a list or a text: the constructive checks beside a removal look at what must remain
+    if not isinstance(after, dict):
+        return True
+    named = {e.segments[-1] for e in task.expect if e.parent == parent}
+    return any(key not in after for key in before if key not in named)
+
+
 # --- loading -------------------------------------------------------------------------------------------
 
 
 def _expectation(raw: Any, where: str) -> Expectation:
     if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not raw["path"]:
         raise TaskFormatError(f"{where}: must be an object with a non-empty string `path` and one operator")
-    ops = [k for k in raw if k != "path"]
+    ops = [k for k in raw if k not in ("path", "where")]
     unknown = [k for k in ops if k not in OPERATORS]
     if unknown:
         raise TaskFormatError(f"{where}: unknown operator {unknown[0]!r} (operators: {', '.join(OPERATORS)})")
@@ -195,7 +247,11 @@ def _expectation(raw: Any, where: str) -> Expectation:
         raise TaskFormatError(f"{where}: `length` takes a whole number >= 0, got {value!r}")
     if op == "absent" and not isinstance(value, bool):
         raise TaskFormatError(f"{where}: `absent` takes true or false, got {value!r}")
-    return Expectation(raw["path"], op, value)
+    fields = raw.get("where", {})
+    if not isinstance(fields, dict) or ("where" in raw and not fields):
+        raise TaskFormatError(f"{where}: `where` takes an object of fields and the values they must have, "
+                              f"got {fields!r}")
+    return Expectation(raw["path"], op, value, tuple(fields.items()))
 
 
 def _step(raw: Any, where: str) -> CallTool:

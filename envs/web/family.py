@@ -19,7 +19,7 @@ from typing import Any
 from polar.envs.web.browser import BrowserSession
 from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec, ToolOutput
 from polar.reward import RewardComponent, RewardSpec
-from polar.tasks.web import RunningApp, WebTask, check, load_suite, start_app
+from polar.tasks.web import RunningApp, WebTask, collateral, load_suite, start_app
 
 
 @dataclass
@@ -29,8 +29,8 @@ class WebEpisode:
     task: WebTask
     app: RunningApp
     browser: BrowserSession
-    passed_at_start: frozenset[str]
-    """Checks the untouched app already passes: they earn no partial credit."""
+    start: dict[str, Any]
+    """The untouched app's state: the checks it already passes earn no partial credit."""
 
     @property
     def specs(self) -> list[dict[str, Any]]:
@@ -74,12 +74,12 @@ class WebFamily:
     async def setup(self, task: WebTask, sandbox: Sandbox) -> EpisodeSetup:
         app = await start_app(task)
         try:
-            passed = frozenset(what for what, ok in check(task, app.state()) if ok)
+            start = app.state()
             browser = BrowserSession.start(app.base_url + task.start_path)
         except BaseException:
             await app.stop()
             raise
-        episode = WebEpisode(task, app, browser, passed)
+        episode = WebEpisode(task, app, browser, start)
         return EpisodeSetup(tools=episode, state=episode)
 
     async def grade(self, task: WebTask, sandbox: Sandbox, backend: SandboxBackend,
@@ -88,7 +88,7 @@ class WebFamily:
         if not isinstance(episode, WebEpisode):
             return Grade(self.reward.zeros(), error=f"task {task.id}: grade needs the episode setup() returned")
         state = episode.app.state()
-        grade = self._grade_state(task, state, episode.passed_at_start)
+        grade = self._grade_state(task, state, episode.start)
         grade.artefact = {"state": state, "url": episode.browser.page.url if episode.browser.page else None}
         return grade
 
@@ -99,18 +99,19 @@ class WebFamily:
             return Grade(self.reward.zeros(), error=f"task {task.id}: the artefact holds no app state to re-grade")
         app = await start_app(task)
         try:
-            passed = frozenset(what for what, ok in check(task, app.state()) if ok)
+            start = app.state()
         finally:
             await app.stop()
-        return self._grade_state(task, state, passed)
+        return self._grade_state(task, state, start)
 
-    def _grade_state(self, task: WebTask, state: dict, passed_at_start: frozenset[str]) -> Grade:
-        """`success` when every check passes. `checks_frac` is the share of the checks the untouched app fails
-        that pass now, counting only checks that name the task's own objects: a count (`Expectation.counting`)
+    def _grade_state(self, task: WebTask, state: dict, start: dict) -> Grade:
+        """`success` when every check passes. `checks_frac` is the share of the checks the untouched app (`start`)
+        fails that pass now, counting only checks that name the task's own objects: a count (`Expectation.counting`)
         counts only when the checks on its collection exist and all pass, and a removal check
         (`Expectation.removal`) only when the constructive checks on its object (same parent path) exist and all
-        pass. Deleting a page's text or every card, a wrong item in the cart or the wrong cards deleted earn
-        nothing."""
+        pass, and nothing else of that object is gone (`collateral`). Deleting a page's text, every card or every
+        card but one that must stay, a wrong item in the cart or the wrong cards deleted earn nothing."""
+        passed_at_start = {e.describe() for e in task.expect if e.holds(start)}
         results = [(e, e.holds(state)) for e in task.expect]
         earned, to_earn = 0, 0
         for e, ok in results:
@@ -118,6 +119,7 @@ class WebFamily:
                 beside = [c_ok for c, c_ok in results if c is not e and c.within(e)]
             elif e.removal:
                 beside = [c_ok for c, c_ok in results if not c.removal and not c.counting and c.parent == e.parent]
+                beside += [not collateral(task, e.parent, start, state)] if beside else []
             else:
                 beside = [True]
             if e.describe() in passed_at_start or not beside:

@@ -1,6 +1,8 @@
 """Tasks board, a team's kanban board: cards in To do, In progress and Done, moved by buttons on the board or
 edited on their own page (title, description, column, assignee, priority), created and deleted. Card titles are
-unique (the server refuses a second card of the same title), so the state keys cards by title."""
+unique (the server refuses a second card of the same title), but editable: the state keys cards by their id, which
+nothing changes, so a check on `cards.c2` follows that card through a rename (a card renamed into another's title
+is not that card), and a new card is found by its title (`cards.[title=...]`)."""
 
 from __future__ import annotations
 
@@ -70,7 +72,7 @@ class Board(WebApp):
         return [("/", "Board"), ("/cards/new", "New card")]
 
     def state(self) -> dict[str, Any]:
-        return {"cards": {c.title: {k: v for k, v in asdict(c).items() if k != "title"} for c in self.cards.values()}}
+        return {"cards": {cid: asdict(c) for cid, c in self.cards.items()}}
 
     def _card(self, request: web.Request) -> Card:
         card = self.cards.get(request.match_info["id"])

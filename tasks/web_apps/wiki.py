@@ -122,7 +122,7 @@ class Wiki(WebApp):
                 ("/answer", "Submit an answer")]
 
     def state(self) -> dict[str, Any]:
-        pages = {slug: {"title": p.title, "text": p.text, "revisions": len(p.summaries),
+        pages = {slug: {"title": p.title, "text": p.text, "reads": self._plain(p.text), "revisions": len(p.summaries),
                         "last_summary": p.summaries[-1]} for slug, p in self.pages.items()}
         return {"pages": pages, "answers": self.answers, "answer": self.answers[-1] if self.answers else None}
 
