@@ -35,14 +35,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from polar.leaderboard.validate import validate
 
     try:
-        checked = validate(Path(args.submission), sandbox=args.sandbox, jobs=args.jobs)
+        checked = validate(Path(args.submission), replay=args.replay, sandbox=args.sandbox, jobs=args.jobs)
     except SubmissionError as e:
         print(f"REJECTED {args.submission}: {e}")
         return 1
     m, s = checked.manifest, checked.summary
     print(f"OK {m.name}: {m.env_id} {m.suite} ({len(m.tasks)} tasks x k={m.k}, {len(checked.episodes)} episodes "
-          f"re-graded), harness {m.harness.name} {m.harness.version}, pass@1 {s['pass@1']:.3f}, "
-          f"mean reward {s['mean_reward']:.3f}")
+          f"re-graded{', replayed' if args.replay else ''}), harness {m.harness.name} {m.harness.version}, "
+          f"pass@1 {s['pass@1']:.3f}, mean reward {s['mean_reward']:.3f}")
     return 0
 
 
@@ -75,10 +75,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="a policy setting the run did not record (e.g. max_new_tokens=96); repeatable")
     submit.set_defaults(fn=cmd_submit)
 
-    validate = sub.add_parser("validate", help="check a submission and re-grade every episode; exit 1 if rejected")
+    validate = sub.add_parser("validate", help="check a submission, re-grade every episode and replay its recorded "
+                                               "replies; exit 1 if rejected")
     validate.add_argument("submission", help="a submission directory or .tar.gz")
-    validate.add_argument("--sandbox", help="re-grade in this sandbox backend (default: the one the run used)")
-    validate.add_argument("-j", "--jobs", type=int, default=4, help="episodes re-graded at once")
+    validate.add_argument("--sandbox", help="re-grade and replay in this sandbox backend (default: the one the run "
+                                            "used)")
+    validate.add_argument("--no-replay", dest="replay", action="store_false",
+                          help="skip the replay (then the artefacts' provenance is taken on trust: a swapped-in "
+                               "artefact that earns its reward passes)")
+    validate.add_argument("-j", "--jobs", type=int, default=4, help="episodes re-graded or replayed at once")
     validate.set_defaults(fn=cmd_validate)
 
     build = sub.add_parser("build", help="write the static leaderboard site")

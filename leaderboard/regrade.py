@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from polar import runtime
 from polar.envs.sandbox import make_backend
+from polar.reward import RewardSpec
 from polar.trace import Trace
 
 if TYPE_CHECKING:
@@ -35,26 +36,32 @@ def regrade_episodes(checked: Checked, sandbox: str, jobs: int = 4) -> list[str]
                 grade = await family.regrade(checked.tasks[key[0]], trace.artefact, backend)
             except ValueError as e:
                 return f"{label(key, trace)}: its artefact cannot be re-graded: {e}"
-        if grade.error is not None and trace.reward != 0.0:
-            return (f"{label(key, trace)}: re-grading could not grade it ({grade.error}), "
-                    f"yet its reward is {trace.reward:g}")
-        if grade.tampered is not None and trace.reward != 0.0:
-            return (f"{label(key, trace)}: re-grading found tampering ({grade.tampered}), "
-                    f"yet its reward is {trace.reward:g}")
-        reward = grade.reward(family.reward)
-        if not math.isclose(reward, trace.reward, abs_tol=1e-9):
-            return (f"{label(key, trace)}: re-graded reward {reward:g} ({_show(grade.components)}), "
-                    f"recorded {trace.reward:g} ({_show(trace.reward_components)})")
-        for name in family.reward.names():
-            again, recorded = grade.components.get(name, 0.0), trace.reward_components.get(name, 0.0)
-            if not math.isclose(again, recorded, abs_tol=1e-9):
-                return f"{label(key, trace)}: re-graded component {name} is {again:g}, recorded {recorded:g}"
-        return None
+        return disagreement(label(key, trace), ("re-grading", "re-graded"), family.reward, trace,
+                            grade.reward(family.reward), grade.components, grade.error, grade.tampered)
 
     async def every() -> list[str | None]:
         return await asyncio.gather(*(one(key, trace) for key, trace in sorted(checked.episodes.items())))
 
     return [problem for problem in runtime.run(every()) if problem]
+
+
+def disagreement(episode: str, how: tuple[str, str], spec: RewardSpec, trace: Trace, reward: float,
+                 components: dict[str, float], error: str | None = None, tampered: str | None = None) -> str | None:
+    """Why an outcome got again (`how`: "re-grading", "re-graded") does not bear out the trace's recorded reward
+    and components, or None when it does."""
+    doing, done = how
+    if error is not None and trace.reward != 0.0:
+        return f"{episode}: {doing} could not grade it ({error}), yet its reward is {trace.reward:g}"
+    if tampered is not None and trace.reward != 0.0:
+        return f"{episode}: {doing} found tampering ({tampered}), yet its reward is {trace.reward:g}"
+    if not math.isclose(reward, trace.reward, abs_tol=1e-9):
+        return f"{episode}: {done} reward {reward:g} ({_show(components)}), recorded {trace.reward:g} " \
+               f"({_show(trace.reward_components)})"
+    for name in spec.names():
+        again, recorded = components.get(name, 0.0), trace.reward_components.get(name, 0.0)
+        if not math.isclose(again, recorded, abs_tol=1e-9):
+            return f"{episode}: {done} component {name} {again:g}, recorded {recorded:g}"
+    return None
 
 
 def _show(components: dict[str, float]) -> str:

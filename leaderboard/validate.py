@@ -4,8 +4,8 @@
 schema, the env, the suite's content hash and that the run covers every task of the suite, each trace against
 `polar/trace.schema.json`, the traces against the manifest, completeness (every task x k, no duplicates, the seeds
 `polar eval` uses), each reward against its components, and summary.json and results.parquet recomputed from the
-traces. `validate` adds re-grading (`polar.leaderboard.regrade`). The first problem found raises `SubmissionError`
-with the reason.
+traces. `validate` adds re-grading (`polar.leaderboard.regrade`) and replay (`polar.leaderboard.replay`). The
+first problem found raises `SubmissionError` with the reason.
 """
 
 from __future__ import annotations
@@ -19,7 +19,15 @@ from typing import Any
 from polar.envs.polar_env import seeded_episode_id
 from polar.errors import PolarError
 from polar.evaluation.evaluate import EvalRun, episode_seed, results_rows, suite_hash, summarize
-from polar.leaderboard.submission import Manifest, SubmissionError, check_files, opened, read_manifest, read_summary
+from polar.leaderboard.submission import (
+    Manifest,
+    SubmissionError,
+    check_files,
+    opened,
+    read_manifest,
+    read_summary,
+    sha256,
+)
 from polar.protocols import EnvFamily
 from polar.trace import Trace, load_schema
 
@@ -228,19 +236,42 @@ def check(path: Path) -> Checked:
     return Checked(manifest, family, tasks, episodes, summary)
 
 
-def validate(path: Path, *, regrade: bool = True, sandbox: str | None = None, jobs: int = 4) -> Checked:
-    """`check`, then re-grade every episode in a fresh sandbox (the manifest's backend unless `sandbox`)."""
-    from polar.leaderboard.regrade import regrade_episodes
+UNISOLATED = "process"
+"""The backend validation never uses: re-grading and replay run what a submitter wrote, and `process` runs it on this
+machine, where it could rewrite the submission after its check, or polar itself."""
 
+
+def validate(path: Path, *, regrade: bool = True, replay: bool = True, sandbox: str | None = None,
+             jobs: int = 4) -> Checked:
+    """`check`, then re-grade every episode's artefact and replay every episode's recorded replies, each in a fresh
+    sandbox (the manifest's backend unless `sandbox`); last, the submission's bytes must be those checked."""
+    from polar.leaderboard.regrade import regrade_episodes
+    from polar.leaderboard.replay import replay_episodes
+
+    before = _fingerprint(Path(path))
     with opened(path) as directory:
         checked = check(directory)
-    if regrade:
-        problems = regrade_episodes(checked, sandbox or checked.manifest.sandbox, jobs)
+    backend = sandbox or checked.manifest.sandbox
+    if (regrade or replay) and backend == UNISOLATED:
+        raise SubmissionError(f"the run used the `{UNISOLATED}` sandbox, which does not isolate what it runs: "
+                              "re-grading and replaying it would run the submission's commands on this machine. "
+                              "Validate it with --sandbox local or --sandbox docker")
+    for wanted, step, what in ((regrade, regrade_episodes, "re-grading"), (replay, replay_episodes, "replaying")):
+        problems = step(checked, backend, jobs) if wanted else []
         if problems:
             more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-            raise SubmissionError(f"re-grading disagrees with {len(problems)} episode(s): " + "; ".join(problems[:5])
+            raise SubmissionError(f"{what} disagrees with {len(problems)} episode(s): " + "; ".join(problems[:5])
                                   + more)
+    if _fingerprint(Path(path)) != before:
+        raise SubmissionError("its files changed while it was being validated: what was checked is not what is "
+                              "there now. Validate a copy that nothing else can write")
     return checked
+
+
+def _fingerprint(path: Path) -> dict[str, str]:
+    """The sha256 of the tarball, or of each file in the directory (what `build` and a reader take as checked)."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return {str(p.relative_to(path) if p != path else p.name): sha256(p) for p in files}
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -1,6 +1,7 @@
 """`polar eval` for every family in both sandboxes, as a user runs it: eval → summary → report → leaderboard submit
-→ validate (every episode re-graded from its artefact); and a task that cannot start is one `sandbox_error`
-episode, with its reason, while the run goes on."""
+→ validate (every episode re-graded from its artefact and replayed from its replies; the run with its replies
+emptied is rejected); and a task that cannot start is one `sandbox_error` episode, with its reason, while the run
+goes on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from support.leaderboard_runs import suite_of
+from support.leaderboard_runs import edit_traces, suite_of
 
 from polar.trace import read_jsonl
 
@@ -49,6 +50,18 @@ def test_eval_report_submit_validate(request, bwrap, env_id, sandbox, tmp_path):
     assert submitted.returncode == 0, submitted.stderr[-2000:]
     validated = polar("leaderboard", "validate", str(sub))
     assert validated.returncode == 0 and validated.stdout.startswith("OK "), validated.stdout + validated.stderr
+    assert "1 episodes re-graded, replayed)" in validated.stdout, validated.stdout
+
+    # the same run with every reply emptied: its artefact still earns 1, but no recorded turn wrote it
+    edit_traces(run, lambda traces: [{**t, "turns": [{**turn, "reply": {"content": ""}} for turn in t["turns"]]}
+                                     for t in traces])
+    forged = tmp_path / "forged"
+    submitted = polar("leaderboard", "submit", str(run), "--out", str(forged), "--name", f"forged-{sandbox}")
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    validated = polar("leaderboard", "validate", str(forged))
+    assert validated.returncode == 1 and "replaying disagrees with 1 episode(s)" in validated.stdout, \
+        validated.stdout + validated.stderr
+    assert "the harness asked for" in validated.stdout, validated.stdout  # an empty reply does not end the episode
 
 
 def test_a_task_that_cannot_start_is_a_sandbox_error_episode_and_the_run_goes_on(bwrap, tmp_path):

@@ -231,6 +231,82 @@ def test_a_submission_from_a_forging_module_is_rejected_by_re_grading(sub, capsy
     assert "re-grading disagrees with 2 episode(s)" in out and "(caesar_cipher#0): re-graded reward 0" in out
 
 
+def resubmitted(run: Path, where: Path, edit, capsys) -> Path:
+    """A copy of `run` with its traces edited, every number recomputed with polar's own functions and packed by
+    `submit`: a forger's submission, which only re-grading and replay can tell from a real one."""
+    from polar.evaluation.evaluate import EvalRun, EvalSettings, write_outputs
+
+    run = Path(shutil.copytree(run, where / "run"))
+    edit_traces(run, edit)
+    recorded = json.loads((run / "run.json").read_text())
+    write_outputs(EvalRun.open(run, EvalSettings(**{**recorded, "tasks": tuple(recorded["tasks"])})), "solved")
+    assert leaderboard("submit", str(run), "--out", str(where / "sub")) == 0
+    capsys.readouterr()
+    return where / "sub"
+
+
+def test_an_artefact_no_recorded_turn_wrote_is_rejected_by_replay(runs, tmp_path, capsys):
+    """The forgery re-grading alone cannot see: an empty policy's run, each artefact swapped for the reference
+    solution, the rewards and every number recomputed. Each artefact earns its reward; the recorded replies, played
+    again through the harness and env, do not."""
+    solution = {t.id: t.solution for t in load_suite("code-mini")}
+    sub = resubmitted(runs["empty"], tmp_path, lambda traces: [
+        {**t, "artefact": {"files": solution[t["task_id"]]}, "reward": 1.0, "status": "completed",
+         "reward_components": {"solved": 1.0, "tests_passed_frac": 1.0}, "verifier_log": ""} for t in traces], capsys)
+    assert leaderboard("validate", "--no-replay", str(sub)) == 0, capsys.readouterr().out  # re-grading passes it
+    assert "pass@1 1.000" in capsys.readouterr().out
+    out = rejected(sub, capsys)
+    assert "replaying disagrees with 4 episode(s)" in out, out
+    assert "(caesar_cipher#0): replayed, its 30 recorded replies earn reward 0 (solved=0" in out, out
+
+
+def test_recorded_turns_the_replay_never_plays_are_rejected(runs, tmp_path, capsys):
+    """Turns appended after the harness's last call: the reward still replays, the published turns do not."""
+    def pad(traces):
+        for t in traces:
+            t["turns"] += [{**t["turns"][-1], "index": len(t["turns"]) + i} for i in range(3)]
+        return traces
+
+    out = rejected(resubmitted(runs["oracle"], tmp_path, pad, capsys), capsys)
+    assert "replaying disagrees with 4 episode(s)" in out and "the trace records 5" in out, out
+
+
+def test_a_harness_version_other_than_the_installed_one_is_rejected(runs, tmp_path, capsys):
+    def relabel(traces):
+        return [{**t, "harness": {**t["harness"], "version": "9.9.9"}} for t in traces]
+
+    sub = resubmitted(runs["oracle"], tmp_path, relabel, capsys)
+    manifest = json.loads((sub / "manifest.json").read_text())
+    assert manifest["harness"]["version"] == "9.9.9"
+    out = rejected(sub, capsys)
+    assert "recorded through builtin 9.9.9, replayed through builtin " in out, out
+
+
+def test_a_run_in_the_unisolated_process_sandbox_is_not_replayed_here(sub, capsys):
+    """Replaying it would run the submission's commands on the validating machine, which could rewrite the
+    submission after its check (or polar itself)."""
+    edit_traces(sub, lambda traces: [{**t, "sandbox": "process"} for t in traces])
+    manifest = json.loads((sub / "manifest.json").read_text())
+    (sub / "manifest.json").write_text(json.dumps({**manifest, "sandbox": "process"}))
+    rehash(sub)
+    out = rejected(sub, capsys)
+    assert "does not isolate what it runs" in out and "--sandbox local" in out, out
+
+
+def test_a_submission_that_changes_while_it_is_validated_is_rejected(sub, monkeypatch):
+    from polar.leaderboard import replay
+    from polar.leaderboard.submission import SubmissionError
+    from polar.leaderboard.validate import validate
+
+    def rewrite(checked, sandbox, jobs):
+        (sub / "summary.json").write_text((sub / "summary.json").read_text().replace("1.0", "1.00"))
+        return []
+
+    monkeypatch.setattr(replay, "replay_episodes", rewrite)
+    with pytest.raises(SubmissionError, match="changed while it was being validated"):
+        validate(sub)
+
+
 def _seed(task: str, sample: int) -> int:
     from polar.evaluation.evaluate import episode_seed
 
@@ -240,7 +316,15 @@ def _seed(task: str, sample: int) -> int:
 BUNDLED = sorted(p for p in (REPO / "leaderboard" / "submissions").iterdir() if p.is_dir())
 
 
+REPLAYED = ("oracle-builtin", "empty-builtin", "smollm2-builtin", "oracle-claude-code")
+"""The baselines whose validation here replays them too: the builtin harness's and one external CLI's. Replaying
+all of them took over 14 minutes of a worker (each external harness runs again; 35 s without); they all replayed
+when the replay was built, and the harness proof tests run every harness's oracle episodes on today's CLIs."""
+
+
 @pytest.mark.parametrize("submission", BUNDLED, ids=lambda p: p.name)
 def test_every_bundled_submission_validates_with_todays_graders(bwrap, submission, capsys):
     """The baselines were recorded with earlier graders; re-graded now they must still earn what they claim."""
-    assert leaderboard("validate", str(submission)) == 0, capsys.readouterr().out
+    replay = [] if submission.name in REPLAYED else ["--no-replay"]
+    assert leaderboard("validate", *replay, str(submission)) == 0, capsys.readouterr().out
+    assert (", replayed)" in capsys.readouterr().out) == (not replay)
