@@ -59,12 +59,18 @@ def _as_list(tasks: Sequence[Any]) -> list[Any]:
     return tasks if isinstance(tasks, list) else list(tasks)
 
 
+VERIFIER_LINES = 6
+"""Lines of the verifier's log a rejection quotes: a task's author sees why without re-running it."""
+
+
 def _outcome(trace: Trace, want: float) -> str | None:
     """Why an episode fails admission (it should have scored `want`), or None."""
     if trace.status == "truncated" and (trace.error or "").startswith("reached max_turns"):
         return f"needs more than {len(trace.turns)} turns ({trace.error}): raise the budget or shorten the solution"
     if trace.status != "completed" or trace.reward != want:
-        return f"reward {trace.reward:g} ({trace.status}{': ' + trace.error if trace.error else ''})"
+        said = " | ".join(line.strip() for line in trace.verifier_log.strip().splitlines()[-VERIFIER_LINES:])
+        return (f"reward {trace.reward:g} ({trace.status}{': ' + trace.error if trace.error else ''})" +
+                (f"; the verifier's log ends: {said}" if said else ""))
     return None
 
 
