@@ -6,7 +6,6 @@ One directory per task (`tasks/code/<id>/`): `task.toml` (id, title, difficulty,
 
 from __future__ import annotations
 
-import ast
 import re
 import tomllib
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from polar.errors import TaskFormatError, UnknownNameError
 from polar.protocols import SolutionStep, WriteFile
+from polar.python_ast import parse_python
 from polar.tasks.folders import load_folders
 
 BUNDLED = Path(__file__).with_name("code")
@@ -112,7 +112,7 @@ def _python(path: Path) -> str:
     """A hidden test file's source, which must parse: the grader counts its tests and runs it as it is."""
     source = _text(path)
     try:
-        ast.parse(source, filename=str(path))
+        parse_python(source, filename=str(path))
     except SyntaxError as e:
         raise TaskFormatError(f"{path}: line {e.lineno}: {e.msg}; fix the test file") from None
     except ValueError as e:  # a NUL byte

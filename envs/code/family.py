@@ -24,6 +24,7 @@ from pathlib import Path
 
 from polar.errors import SandboxError
 from polar.protocols import EpisodeSetup, Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
+from polar.python_ast import parse_python
 from polar.reward import RewardComponent, RewardSpec
 from polar.scratch import scratch_root
 from polar.tasks.code import CodeTask, load_suite
@@ -47,7 +48,7 @@ CLEAN_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 def test_ids(tests: dict[str, str]) -> list[tuple[str, str]]:
     """(file, function) of each hidden test, in order; a module that fails to import scores 0 of these."""
-    return [(file, node.name) for file, source in tests.items() for node in ast.parse(source).body
+    return [(file, node.name) for file, source in tests.items() for node in parse_python(source).body
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
 
 
