@@ -173,7 +173,10 @@ def _module_name(path: str) -> str:
     return posixpath.basename(path).split(".")[0]
 
 
-@cache
+_STARTUPS: dict[tuple[str, str, str], Startup] = {}
+"""`image_startup`'s answers by (image id, PATH, PYTHONPATH): a tag rebuilt to another image is asked again."""
+
+
 def image_startup(client: Any, image: str, search_path: str, python_path: str = "") -> Startup:
     """What the Pythons on the verifier's PATH read when they start, asked of a fresh container of `image` (the image
     as built: nothing of the agent's runs), once per image and path. An added file there runs before the tests
@@ -182,12 +185,15 @@ def image_startup(client: Any, image: str, search_path: str, python_path: str = 
 
     environment = {"PATH": search_path, "PYTHONNOUSERSITE": "1", **({"PYTHONPATH": python_path} if python_path else {})}
     try:
-        out = client.containers.run(image, [STARTUP_PROBE], entrypoint=["/bin/sh", "-c"], network_mode="none",
-                                    environment=environment, labels=owner_labels(), remove=True, stdout=True,
-                                    stderr=True)
+        key = (client.images.get(image).id, search_path, python_path)
+        if key not in _STARTUPS:
+            out = client.containers.run(key[0], [STARTUP_PROBE], entrypoint=["/bin/sh", "-c"], network_mode="none",
+                                        environment=environment, labels=owner_labels(), remove=True, stdout=True,
+                                        stderr=True)
+            _STARTUPS[key] = parse_startup(out.decode(errors="replace"))
     except docker.errors.DockerException as e:
         raise SandboxError(f"polar could not ask the Pythons of image {image} what their start-up reads: {e}") from e
-    return parse_startup(out.decode(errors="replace"))
+    return _STARTUPS[key]
 
 
 # --- docker: the container against its image -------------------------------------------------------------
