@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from polar import __version__
 from polar.errors import PolarError
+from polar.evaluation.curve import CURVE
 from polar.evaluation.stats import BOOTSTRAP_RESAMPLES, INTERVALS, bootstrap_pass_at_k, wilson_interval
 from polar.trace import solved_by
 
@@ -306,15 +307,44 @@ def _labels(paths: list[Path]) -> list[str]:
     return names if len(set(names)) == len(names) else [str(p) for p in paths]
 
 
+def training_section(paths: list[Path]) -> str:
+    """The learning curve and the per-step table of each `polar train grpo` run folder."""
+    from polar.evaluation.curve import plot_curve, read_curve
+
+    e, parts = html.escape, []
+    for path in paths:
+        rows = read_curve(path)
+        if not rows:
+            raise PolarError(f"{path}/{CURVE} holds no step yet; let its `polar train grpo` run a step")
+        table = _table(["step", "mean reward", "pass rate", "spread within groups", "episodes", "tokens", "seconds",
+                        "loss", "weights"],
+                       [[str(r.step), f"{r.reward:.3f}", f"{r.pass_rate:.3f}", f"{r.group_spread:.3f}",
+                         str(r.episodes), str(r.tokens), f"{r.seconds:.1f}",
+                         "-" if r.loss is None else f"{r.loss:.4f}", r.weights] for r in rows],
+                       frozenset({"step", "mean reward", "pass rate", "episodes", "tokens", "seconds", "loss"}))
+        parts.append(f"<h3>{e(path.resolve().name)}</h3><p class=\"meta\"><code>{e(str(path))}</code></p>"
+                     + _figure(_png(plot_curve(rows, path.resolve().name)), "mean reward (band: the spread within "
+                               "GRPO groups) and pass rate per step") + table)
+    return "<h2>Training</h2>" + "".join(parts)
+
+
 def build_report(run_dirs: list[Path], out: Path) -> Path:
-    """Write the HTML report comparing these eval run directories to `out`, and return `out`."""
+    """Write the HTML report of these run directories to `out`, and return `out`: eval runs compared, and the
+    learning curve of each training run (a folder with `curve.jsonl`)."""
     if not run_dirs:
         raise PolarError("no run directories given; pass one or more `polar eval` --out directories")
     paths = [Path(p) for p in run_dirs]
-    runs = [load_run(p, label) for p, label in zip(paths, _labels(paths), strict=True)]
+    trained = [p for p in paths if (p / CURVE).is_file() and not (p / "run.json").is_file()]
+    evals = [p for p in paths if p not in trained]
+    runs = [load_run(p, label) for p, label in zip(evals, _labels(evals), strict=True)]
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(runs, write_episode_pages(runs, out)), encoding="utf-8")
+    page = render(runs, write_episode_pages(runs, out)) if runs else (
+        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>polar training report</title>"
+        f"<style>{STYLE}</style></head><body>\n<h1>polar training report</h1>\n</body></html>\n")
+    if trained:
+        page = page.replace("</body></html>", training_section(trained) + "\n</body></html>")
+    out.write_text(page, encoding="utf-8")
     return out
 
 
@@ -345,7 +375,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def add_parser(subparsers: Any) -> None:
     """Register `polar report DIR [DIR ...] [--out report.html]` on the `polar` command's subparsers."""
-    report = subparsers.add_parser("report", help="one self-contained HTML page comparing eval runs")
-    report.add_argument("run_dirs", nargs="+", type=Path, metavar="DIR", help="`polar eval` output directories")
+    report = subparsers.add_parser("report", help="one self-contained HTML page comparing eval runs, with the "
+                                                  "learning curves of training runs")
+    report.add_argument("run_dirs", nargs="+", type=Path, metavar="DIR",
+                        help="`polar eval` output directories and `polar train grpo` run folders")
     report.add_argument("--out", type=Path, default=Path("report.html"), help="the HTML file (default report.html)")
     report.set_defaults(fn=cmd_report)

@@ -39,6 +39,11 @@ def _policy(args: argparse.Namespace):
         options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
     elif args.policy == "local":
         options = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature}
+        if args.model:  # a model folder (a `polar train grpo` checkpoint) or a GGUF
+            if not Path(args.model).exists():
+                raise PolarError(f"--model {args.model}: no such model folder or GGUF file (a checkpoint of "
+                                 "`polar train grpo` is RUN/checkpoints/checkpoint-N)")
+            options["model_path"] = Path(args.model)
     elif args.policy == "vllm":
         options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
         options |= {"max_tokens": args.max_new_tokens, "temperature": args.temperature}
@@ -403,7 +408,8 @@ def _episode_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=float, default=None,
                         help="seconds per episode (default: the task's own agent timeout, else 900)")
     parser.add_argument("--replies", help="scripted policy: a JSON file with a list of replies")
-    parser.add_argument("--model", help="openai and vllm policies: the model name (vllm: default the one served)")
+    parser.add_argument("--model", help="openai and vllm policies: the model name (vllm: default the one served); "
+                        "local: a model folder (e.g. a `polar train grpo` checkpoint) or a GGUF file")
     parser.add_argument("--base-url", help="openai and vllm policies: the server's base URL, e.g. "
                         "http://127.0.0.1:8471/v1 (default $OPENAI_BASE_URL)")
     parser.add_argument("--max-new-tokens", type=int, default=160, help="local and vllm policies: tokens per reply")
