@@ -173,6 +173,9 @@ class Prompt:
     """Why this call cannot continue the previous one's chain (`category: detail`): a full render although the
     history holds earlier replies, or a history that extends an earlier call but dropped a later reply. None when
     it extends the latest remembered call of its history, or holds no assistant message (a first call)."""
+    remembered: int = 0
+    """How many of `ids` are the remembered call's prompt + sampled ids (0 for a full render): a policy that kept
+    that call's state feeds the model only the rest."""
 
 
 @dataclass
@@ -238,7 +241,7 @@ class PromptBuilder:
             if delta is None:
                 return Prompt(render_prompt(self.tokenizer, request), None, why)
             # exact from call k on, but a later reply the model gave was dropped: a branch, so a new chain
-            return Prompt(list(call.ids) + delta, k, changed if reply_next and diverged >= k else None)
+            return Prompt(list(call.ids) + delta, k, changed if reply_next and diverged >= k else None, len(call.ids))
         if reply_next:  # a remembered history went on with a reply here, this one with something else
             return Prompt(render_prompt(self.tokenizer, request), None, changed)
         if not any(m.get("role") == "assistant" for m in messages):

@@ -54,6 +54,35 @@ def test_same_seed_same_tokens_across_policy_objects() -> None:
     assert first.token_ids == second.token_ids and first.logprobs == second.logprobs
 
 
+def test_a_call_that_extends_the_last_feeds_only_its_new_tokens_and_samples_what_a_replay_would() -> None:
+    """The second call of a chain continues the first's KV cache. A policy that kept no cache replays the chain's
+    passes and gets the same tokens and logprobs bit for bit: what is kept never changes a seeded run."""
+    from polar.evaluation.local_policy import ChainCache
+
+    def two_calls(policy: LocalPolicy) -> list:
+        first = policy(ModelRequest(messages=MESSAGES))
+        later = [*MESSAGES, first.to_openai_message(), {"role": "user", "content": "And three more."}]
+        second = policy(ModelRequest(messages=later))
+        assert second.chain_break is None
+        assert second.prompt_token_ids[: len(first.prompt_token_ids) + len(first.token_ids)] == \
+            first.prompt_token_ids + first.token_ids
+        return [first, second]
+
+    fed: list[int] = []
+    hook = load_model().model.register_forward_pre_hook(
+        lambda _, args, kw: fed.append(kw["input_ids"].shape[1]), with_kwargs=True)
+    try:
+        first, second = two_calls(LocalPolicy(seed=5, max_new_tokens=12, temperature=1.0))
+    finally:
+        hook.remove()
+    n = len(first.token_ids)  # the first call's passes: its prompt, then each sampled token but the last
+    assert fed[:n] == [len(first.prompt_token_ids)] + [1] * (n - 1)
+    assert fed[n] == len(second.prompt_token_ids) - len(first.prompt_token_ids) - (n - 1)  # only the new tokens
+    replayed = LocalPolicy(seed=5, max_new_tokens=12, temperature=1.0, chains=ChainCache(kept=0))
+    assert [(r.token_ids, r.logprobs) for r in two_calls(replayed)] == \
+        [(r.token_ids, r.logprobs) for r in (first, second)]
+
+
 def test_request_max_tokens_caps_and_reports_length() -> None:
     request = ModelRequest(
         messages=[{"role": "user", "content": "Write a long essay about the history of Rome."}],
