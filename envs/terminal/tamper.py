@@ -7,8 +7,9 @@ the shell, a test runner's configuration — must be what the task's environment
 **Docker** (the agent is root in its container): the container is compared with its image by the engine
 (`docker diff`, and path stats through the engine's archive API: nothing inside the container answers). Changing
 or deleting a system file, touching the loader's configuration or a start-up hook, adding a command or a Python
-module earlier on its search path than one the image has, a `.pth` file that runs code, a pytest plugin, or a
-test runner's config at `/`, is tampering. What legitimate installs do — add new files (a package, a service
+module earlier on its search path than one the image has, a `.pth` file that runs code or adds a folder, a `._pth`
+file, libc's NSS and iconv modules and `nsswitch.conf`, a pytest plugin, or a test runner's config at `/`, is
+tampering. What legitimate installs do — add new files (a package, a service
 file) — is not. **Local**: the host's system is mounted read-only, so only the places the agent may write (the
 working directory, /tmp, HOME, the task's writable dirs) could steer the tests: the verifier gets a fresh HOME, a
 sealed /tests and an emptied /logs/verifier, and a command of test.sh that PATH resolves into one of those places
