@@ -7,7 +7,8 @@ lists what differs from the image (`docker diff`) and streams those paths out (i
 container answers); setup's own part is what the first snapshot saw. **Local**: only the sandbox's writable places
 can differ (the working directory, /tmp, HOME, /solution), listed and hashed by the host's read-only tools. Neither
 records /tests and /logs (grading fills the one and empties the other) nor the harness's mounts. Regular files,
-directories and symlinks with their modes are kept, and the deleted paths; other special files are not. Past
+directories and symlinks with their modes are kept, and the deleted paths; other special files (a FIFO, a socket, a
+device node) cannot be, and are listed by kind (`Changes.specials`: grading calls one `tampered`). Past
 `CONTENT_CAP` bytes of content the artefact only says how large the changes were: such an episode cannot be
 re-graded.
 
@@ -72,6 +73,8 @@ class Snapshot:
     entries: dict[str, Entry]
     deleted: set[str] = field(default_factory=set)
     contents: dict[str, bytes] = field(default_factory=dict)
+    specials: dict[str, str] = field(default_factory=dict)
+    """Special files by path: `fifo`, `socket` or `device`."""
 
 
 @dataclass
@@ -85,6 +88,8 @@ class Changes:
     ended: list[tuple[int, list[str]]] = field(default_factory=list)
     too_large: int | None = None
     """Set instead of everything else when the content was past `CONTENT_CAP`: at least this many bytes."""
+    specials: dict[str, str] = field(default_factory=dict)
+    """Special files (`fifo`, `socket`, `device`) that are new since setup: the artefact cannot hold them."""
 
     def summary(self) -> str:
         if self.too_large is not None:
@@ -105,7 +110,9 @@ def compare(base: Snapshot, now: Snapshot, ended: list[tuple[int, list[str]]]) -
                and (e.kind != "file" or p in now.contents)}  # a file gone while it was read is not there
     gone = {p for p in base.entries if p not in now.entries} | (now.deleted - base.deleted)
     deleted = [p for p in sorted(gone) if not any(under(p, q) and p != q for q in gone)]
-    return Changes(entries, {p: now.contents[p] for p in entries if entries[p].kind == "file"}, deleted, ended)
+    specials = {p: k for p, k in now.specials.items() if base.specials.get(p) != k}
+    return Changes(entries, {p: now.contents[p] for p in entries if entries[p].kind == "file"}, deleted, ended,
+                   specials=specials)
 
 
 # --- docker: the engine's diff and archives -----------------------------------------------------------------
@@ -126,6 +133,8 @@ def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: S
         if any(under(path, w) for w in whole) or (path in holders and keep[path] == "added"):
             continue
         stat = engine_stat(client, container_id, path)
+        if stat is not None and stat["mode"] & _GO_SPECIAL:
+            snap.specials[path] = _go_special(stat["mode"])
         if stat is None or stat["mode"] & _GO_SPECIAL:
             continue
         if stat["mode"] & _GO_DIR and keep[path] != "added":
@@ -135,6 +144,10 @@ def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: S
             whole.append(path)
         _read_archive(client, container_id, path, snap, base, budget)
     return snap
+
+
+def _go_special(mode: int) -> str:
+    return "fifo" if mode & (1 << 25) else "socket" if mode & (1 << 24) else "device"
 
 
 def _go_permissions(mode: int) -> int:
@@ -182,6 +195,8 @@ def _read_archive(client: Any, container_id: str, path: str, snap: Snapshot, bas
                 snap.entries[name] = Entry("symlink", 0o777, member.linkname, owner=owner)
             elif member.islnk():  # a second name of a file: read on its own, it is a regular file
                 links.append(name)
+            elif member.isfifo() or member.isdev():
+                snap.specials[name] = "fifo" if member.isfifo() else "device"
             elif member.isfile():
                 digest, data = _hashed(tar, member, keep=base is not None and member.size <= budget[0])
                 entry = Entry("file", member.mode & 0o7777, digest, int(member.mtime), owner)
@@ -215,16 +230,21 @@ async def local_snapshot(sandbox: Sandbox, roots: Iterable[str], base: Snapshot 
     folders = " ".join(shlex.quote(r) for r in _outermost(roots))
     listing = await _captured(sandbox, f"/usr/bin/find {folders} -mindepth 1 \\( -type f -o -type d -o -type l \\) "
                                        "-printf '%y\\0%m\\0%s\\0%T@\\0%p\\0%l\\0' 2>/dev/null; "
+                                       f"/usr/bin/find {folders} -mindepth 1 \\( -type p -o -type s -o -type b -o "
+                                       "-type c \\) -printf 'special-%y  %p\\0' >\"$out.sums\" 2>/dev/null; "
                                        f"/usr/bin/find {folders} -type f -print0 2>/dev/null | "
-                                       "/usr/bin/xargs -0 -r /usr/bin/sha256sum -z >\"$out.sums\" 2>/dev/null; true")
+                                       "/usr/bin/xargs -0 -r /usr/bin/sha256sum -z >>\"$out.sums\" 2>/dev/null; true")
     listed, sums = listing
-    digests = {}
+    digests, specials = {}, {}
     for line in sums.split(b"\0"):
         if line:
             digest, _, name = line.partition(b"  ")
-            digests[name.decode(errors="surrogateescape")] = digest.decode()
+            if digest.startswith(b"special-"):  # a FIFO, socket or device node (hashes are hex)
+                specials[name.decode(errors="surrogateescape")] = _SPECIAL_KINDS[digest[8:].decode()]
+            else:
+                digests[name.decode(errors="surrogateescape")] = digest.decode()
     fields = listed.split(b"\0")
-    snap, sizes = Snapshot({}), {}
+    snap, sizes = Snapshot({}, specials=specials), {}
     for i in range(0, len(fields) - 5, 6):
         kind, mode, size, mtime, raw, target = fields[i:i + 6]
         path = raw.decode(errors="surrogateescape")
@@ -241,6 +261,10 @@ async def local_snapshot(sandbox: Sandbox, roots: Iterable[str], base: Snapshot 
             raise TooLarge(total)
         snap.contents = await _local_contents(sandbox, wanted)
     return snap
+
+
+_SPECIAL_KINDS = {"p": "fifo", "s": "socket", "b": "device", "c": "device"}
+"""find's `%y` of a special file."""
 
 
 def _outermost(roots: Iterable[str]) -> list[str]:

@@ -342,6 +342,12 @@ class TerminalFamily:
         if not isinstance(state, _Setup):
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
         changes = await self._changes(task, sandbox, state)
+        if specials := _special_files(changes):
+            why = (f"{specials[0]} is a {changes.specials[specials[0]]}, not a regular file: the tests would block "
+                   "on it or read what no artefact can record (a re-grade would differ)")
+            grade = Grade(self.reward.zeros(), f"the tests were not run: {why}", tampered=why)
+            grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
+            return grade
         venv = posixpath.join(task.workdir, ".venv")  # uv's project environment, which the tests' `uv run` reuses
         planted = changes.too_large is not None or any(under(p, venv) for p in (*changes.entries, *changes.deleted))
         grade = await self._run_tests(task, sandbox, state, fresh_project_env=planted)
@@ -418,6 +424,7 @@ class TerminalFamily:
         if (cleared := await _as_root(sandbox, clear, VERIFIER_DIR)).exit_code != 0:
             return Grade(self.reward.zeros(), cleared.output,
                          error=f"task {task.id}: could not empty {VERIFIER_DIR} for the tests")
+        made = await _verifier_dir_owner(sandbox)
         await sandbox.fill_sealed(TESTS_DIR, task.tests)
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         project = 'UV_PROJECT_ENVIRONMENT="$home/.venv" ' if fresh_project_env and needs_toolbox(task.tests) else ""
@@ -439,7 +446,8 @@ class TerminalFamily:
         named = _named_rewards(task)
         if isinstance(sandbox, ShellSandbox) and (changed := sandbox.changed_programs()):
             return Grade(self.reward.zeros(), log, tampered="; ".join(changed)[:2000])
-        if problem := _reward_tampering(named, at_exit, files):
+        if problem := _reward_tampering(named, at_exit, files) or \
+                _unwritable_reward(made, await _verifier_listing(sandbox), result.output):
             return Grade(self.reward.zeros(), log, tampered=problem)
         try:
             reading = read_reward(*(files[n][1] if n in named else None for n in REWARD_FILES))
@@ -453,6 +461,18 @@ class TerminalFamily:
                 f"({offline.group(0).strip()!r}), which the sandbox does not have, so its 0 says nothing about the "
                 "agent's work. Make the tests' dependencies part of the task's image (its Dockerfile), not of test.sh"))
         return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")
+
+
+SOCKET_PLACES = ("/tmp", "/run", "/var/run")
+"""Where a socket a daemon left behind is no deliverable the tests read, and no tampering."""
+
+
+def _special_files(changes: Changes) -> list[str]:
+    """The special files the agent made (a FIFO or device node anywhere, a socket outside `SOCKET_PLACES`): a test
+    that opens a FIFO blocks until the verifier's timeout, and none of them goes into the artefact, so a re-grade
+    would see another state."""
+    return sorted(p for p, kind in changes.specials.items()
+                  if kind != "socket" or not any(under(p, place) for place in SOCKET_PLACES))
 
 
 def _named_rewards(task: HarborTask) -> tuple[str, ...]:
@@ -480,6 +500,48 @@ async def _reward_files(sandbox: Sandbox) -> dict[str, tuple[str, bytes | None]]
                 kind = "missing"
         found[name] = (kind, data)
     return found
+
+
+async def _verifier_listing(sandbox: Sandbox) -> dict[str, tuple[int, int]]:
+    """{name: (owner uid, permission bits)} of /logs/verifier (as ".") and what it holds, by the image's find (one of
+    the grader's tools, which the tamper check covers)."""
+    listed = await sandbox.exec(f"/usr/bin/find {VERIFIER_DIR} -maxdepth 1 -printf '%U %m %P\\n'", timeout=60)
+    found = {}
+    for line in listed.output.splitlines():
+        uid, mode, name = (line.split(" ", 2) + ["", ""])[:3]
+        if uid.isdigit() and re.fullmatch(r"[0-7]+", mode):
+            found[name or "."] = (int(uid), int(mode, 8))
+    return found
+
+
+async def _verifier_dir_owner(sandbox: Sandbox) -> int | None:
+    """The owner of the freshly made /logs/verifier: the user test.sh writes its reward as."""
+    return (await _verifier_listing(sandbox)).get(".", (None, 0))[0]
+
+
+_FAILED_REWARD_WRITE = re.compile(rf"^{re.escape(TESTS_DIR)}/[^:\n]+: line \d+: ([^:\n]*reward\.(?:json|txt)): "
+                                  r"([^\n]+)$", re.MULTILINE)
+"""bash's own error when a redirection of test.sh (or a script of tests/ it runs) cannot open its reward file."""
+
+
+def _unwritable_reward(owner: int | None, listing: dict[str, tuple[int, int]], output: str) -> str | None:
+    """Why the tests could not have written their own reward: /logs/verifier or a reward file in it no longer
+    owned by the user test.sh runs as, or no longer writable by its owner (the agent's code, run by the tests,
+    wrote a 1 and made it read-only, so test.sh's own `echo 0 >` failed), or bash's error that a redirection of
+    test.sh to a reward file failed."""
+    for name in (".", *REWARD_FILES):
+        if name not in listing:
+            continue
+        uid, mode = listing[name]
+        what = VERIFIER_DIR if name == "." else f"{VERIFIER_DIR}/{name}"
+        needed = 0o300 if name == "." else 0o200
+        if (owner is not None and uid != owner) or mode & needed != needed:
+            return (f"{what} is owned by uid {uid} with mode {mode:o} at the tests' end: the verifier's user "
+                    f"(uid {owner}) could not write through it, so the reward is not the tests' own")
+    if failed := _FAILED_REWARD_WRITE.search(output):
+        return (f"test.sh could not write its reward ({failed.group(1)}: {failed.group(2).strip()}): what the file "
+                "holds is not the tests' verdict")
+    return None
 
 
 def _reward_tampering(named: tuple[str, ...], at_exit: dict, swept: dict) -> str | None:

@@ -7,8 +7,9 @@ the shell, a test runner's configuration — must be what the task's environment
 **Docker** (the agent is root in its container): the container is compared with its image by the engine
 (`docker diff`, and path stats through the engine's archive API: nothing inside the container answers). Changing
 or deleting a system file, touching the loader's configuration or a start-up hook, adding a command or a Python
-module earlier on its search path than one the image has, a `.pth` file that runs code, a pytest plugin, or a
-test runner's config at `/`, is tampering. What legitimate installs do — add new files (a package, a service
+module earlier on its search path than one the image has, a `.pth` file that runs code or adds a folder, a `._pth`
+file, libc's NSS and iconv modules and `nsswitch.conf`, a pytest plugin, or a test runner's config at `/`, is
+tampering. What legitimate installs do — add new files (a package, a service
 file) — is not. **Local**: the host's system is mounted read-only, so only the places the agent may write (the
 working directory, /tmp, HOME, the task's writable dirs) could steer the tests: the verifier gets a fresh HOME, a
 sealed /tests and an emptied /logs/verifier, and a command of test.sh that PATH resolves into one of those places
@@ -42,7 +43,14 @@ _SYSTEM = ("/usr/bin/", "/usr/sbin/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/",
            "/usr/local/bin/", "/usr/local/sbin/", "/usr/local/lib/", "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/",
            "/libx32/", "/etc/alternatives/")
 """Where what runs lives: changing or deleting a file here is tampering (config in /etc, data in /usr/share are not)."""
-_LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.cache")
+_LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.cache", "/etc/nsswitch.conf")
+"""The loader's configuration and libc's: nsswitch.conf names the NSS modules (`libnss_NAME.so.2`) libc loads into
+every process that looks a user, group or host up (bash at start-up, `id`, Python's `getpass`). (`host.conf`,
+`gai.conf` and `resolv.conf` load no code.)"""
+_LIBC_MODULES = re.compile(r"^(/usr)?/lib(32|64|x32)?/([^/]+/)*(libnss_[^/]*\.so[^/]*|gconv/.+)$")
+"""Code and configuration that libc loads by name at run time: NSS modules, and iconv's gconv modules and their
+`gconv-modules` lists (added ones too: libc loads what nsswitch.conf or a converter names, present in the image or
+not)."""
 _STARTUP = ("/etc/profile", "/etc/bash.bashrc", "/etc/bash.bash_logout", "/etc/environment", "/etc/gitconfig")
 _PY_HOOKS = ("sitecustomize.py", "usercustomize.py")
 _STEERING = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py")
@@ -212,6 +220,10 @@ def docker_tampering(client: Any, container_id: str, search_path: str, words: It
               "run before every test" for path, kind in sorted(changes.items())
               if kind != "deleted" and startup is not None and startup.reads(path)]
     path_dirs = _canonical(stat, [d for d in search_path.split(":") if d.startswith("/")])
+    beside = {*path_dirs, *map(posixpath.dirname, path_dirs)}
+    found += [f"{kind} {path}: a virtual-environment marker where an interpreter on the verifier's PATH reads it"
+              for path, kind in sorted(changes.items()) if kind != "deleted" and path not in parents
+              and posixpath.basename(path) == "pyvenv.cfg" and posixpath.dirname(path) in beside]
     found += _shadows(changes, parents, path_dirs, stat, "a command", lambda name: [name])
     for version in sorted({m.group(1) for p in changes if (m := _VERSION.search(p))}):
         site = [f"/usr/local/lib/python{version}/dist-packages", f"/usr/local/lib/python{version}/site-packages",
@@ -231,13 +243,17 @@ def _sensitive(path: str, kind: str) -> str | None:
     """Why a change to this one path (not a directory) is tampering by itself, or None."""
     name = posixpath.basename(path)
     if path in _LOADER or path.startswith("/etc/ld.so.conf.d/"):
-        return "the dynamic loader's configuration"
+        return "the dynamic loader's or libc's configuration"
     if path in _STARTUP or path.startswith("/etc/profile.d/"):
         return "a start-up file of the shell or git"
     if name in _PY_HOOKS:
         return "a Python start-up hook"
     if name == "pyvenv.cfg" and (path.startswith(_SYSTEM) or posixpath.dirname(path) in _PREFIXES):
         return "a virtual-environment marker beside the image's interpreters (it moves their prefix)"
+    if name.endswith("._pth"):
+        return "a `._pth` file, which an interpreter beside it reads as its whole sys.path"
+    if _LIBC_MODULES.match(path):
+        return "a module or module list that libc loads at run time (NSS, iconv)"
     if posixpath.dirname(path) == "/" and name in _STEERING:
         return "a test runner's configuration at /"
     if _STDLIB.match(path):
@@ -310,6 +326,9 @@ def _runs_code(path: str, read: Callable[[], bytes | None]) -> str | None:
     text = data.decode(errors="replace")
     if path.endswith(".pth") and any(line.startswith(("import ", "import\t")) for line in text.splitlines()):
         return "a .pth file that runs code whenever Python starts"
+    if path.endswith(".pth") and any(line.strip() and not line.startswith("#") for line in text.splitlines()):
+        return ("a .pth file that adds a folder to every Python's sys.path (a module Python's start-up or the tests "
+                "look for there would run)")
     if path.endswith("entry_points.txt") and "[pytest11]" in text:
         return "a pytest plugin, which pytest loads on its own"
     return None
@@ -342,7 +361,8 @@ def _read(client: Any, container_id: str, path: str, limit: int = 1 << 20) -> by
 
 
 async def local_shadows(sandbox: Sandbox, search_path: str, words: Iterable[str], writable: Iterable[str]) -> list[str]:
-    """Commands of test.sh that PATH finds in a place the agent could write while a later directory has its own."""
+    """Commands of test.sh that PATH finds in a place the agent could write while a later directory has its own, and
+    a `._pth` file in a folder of PATH the agent could write."""
     roots = tuple(f"{w.rstrip('/')}/" for w in writable)
     names = sorted({w for w in {*words, *ALWAYS_RUN} if "/" not in w})
     listing = await sandbox.exec(
@@ -352,13 +372,25 @@ async def local_shadows(sandbox: Sandbox, search_path: str, words: Iterable[str]
     for line in listing.output.splitlines():
         word, _, path = line.partition(" ")
         hits.setdefault(word, []).append(path)
-    return [f"{found[0]} shadows {found[1]} on PATH for test.sh's `{word}`" for word, found in sorted(hits.items())
-            if len(found) > 1 and (found[0].startswith(roots) or not found[0].startswith("/"))]
+    found = [f"{paths[0]} shadows {paths[1]} on PATH for test.sh's `{word}`" for word, paths in sorted(hits.items())
+             if len(paths) > 1 and (paths[0].startswith(roots) or not paths[0].startswith("/"))]
+    writable = [d for d in search_path.split(":") if f"{d.rstrip('/')}/".startswith(roots)]
+    if writable:  # an interpreter there reads `<its name>._pth` beside it as its whole sys.path
+        pth = await sandbox.exec("for d in " + " ".join(map(shlex.quote, writable)) + "; do for f in \"$d\"/*._pth; do "
+                                 "[ -e \"$f\" ] && echo \"$f\"; done; done; true", timeout=30)
+        found += [f"{path}: a `._pth` file in a folder of PATH, which an interpreter beside it reads as its whole "
+                  "sys.path" for path in pth.output.splitlines() if path.startswith("/")]
+    return found
 
 
 _MODULE_RUN = re.compile(r"\bpython[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_]\w*)")
-_FIND = ("import importlib.metadata as md, importlib.util as u, os, sys\n"
+_CWD_FIRST = re.compile(r"(?<![\w.-])python[\d.]*((?:[ \t]+-[A-Za-z]+)*)(?:[ \t]+(?:-[A-Za-z]*[cm]|-)(?=[\s'\"])"
+                        r"|[ \t]*(?=[<|;&)\n]|$))", re.MULTILINE)
+"""A Python that test.sh starts with `-c`, `-m`, `-` or its program on stdin (nothing after it but a redirection or
+the command's end): each puts the working directory first on sys.path (unless `-I` or `-P`)."""
+_FIND = ("import sys\n"
          "started = set(sys.modules) | set(sys.builtin_module_names)\n"
+         "import importlib.metadata as md, importlib.util as u, os, pkgutil\n"
          "root, loaded = sys.argv[1], set()\n"
          "for n in sys.argv[2:]:\n"
          "    if u.find_spec(n) is not None:\n"
@@ -369,33 +401,41 @@ _FIND = ("import importlib.metadata as md, importlib.util as u, os, sys\n"
          "            pass\n"
          "loaded |= {m.split('.')[0] for m in sys.modules} - started\n"
          "loaded |= {e.value.split(':')[0].split('.')[0] for e in md.entry_points(group='pytest11')}\n"
+         "loaded |= {m.name for m in pkgutil.iter_modules([p for p in sys.path if p and p != os.getcwd()])}\n"
+         "loaded -= started - set(sys.argv[2:])\n"
          "names = os.listdir(root) if os.path.isdir(root) else []\n"
          "for m in sorted(loaded):\n"
          "    here = [f for f in names if f in (m + '.py', m + '.pyc') or f.startswith(m + '.') and f.endswith('.so')\n"
          "            or f == m and os.path.isfile(os.path.join(root, f, '__init__.py'))]\n"
          "    if here:\n"
          "        print(os.path.join(root, here[0]), m)\n")
-"""Run by the sandbox's python3 from an empty folder (the working directory is not on its path): each module test.sh
-runs with `-m` that the system has, imported, and every module that import loaded (and pytest's plugins by their
-entry points), that a file or package in the working directory would shadow."""
+"""Run by the sandbox's python3 from an empty folder (the working directory is not on its path): every top-level
+module the system's Python can import (its standard library and site folders), each module test.sh runs with `-m`
+that the system has, imported, and every module that import loaded (and pytest's plugins by their entry points),
+but those loaded before the working directory joins sys.path: the ones a file or package in the working directory
+would shadow."""
 
 
 async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_path: str,
                          python_path: str = "") -> list[str]:
-    """Modules that a test runner test.sh runs with `python -m` (pytest, unittest) loads, and that the working
-    directory shadows: `-m` puts the working directory first on sys.path, so an agent's `pytest.py` there would be
-    the test runner, and its `iniconfig.py` code in the runner's process. What the runner loads is asked of the
-    system's own Python, isolated; modules loaded before the working directory joins the path are not shadowed.
-    The agent's own package run as `python -m <it>` is no shadow: the system has no module of that name."""
-    names = sorted(set(_MODULE_RUN.findall(script)))
-    if not names:
+    """Modules that a Python test.sh starts with the working directory first on sys.path (`-m pytest`, `-c`, `-`,
+    a program on stdin) could import, and that the working directory shadows: an agent's `pytest.py` there would be
+    the test runner, its `iniconfig.py` or `socket.py` code in the tests' process. Every module the system's Python
+    has counts (what a program or the tests import is not known in advance), but those loaded at start-up, before
+    the working directory joins sys.path; they are asked of the system's own Python, isolated. The agent's own
+    package run as `python -m <it>` is no shadow: the system has no module of that name; nor is a folder without
+    `__init__.py` (a namespace portion loses to the system's module wherever it is on the path)."""
+    invocations = [m for m in _CWD_FIRST.finditer(script) if not re.search(r"[IP]", m.group(1))]
+    if not invocations:
         return []
+    names = sorted(set(_MODULE_RUN.findall(script)))
     # from an empty folder of its own, with the verifier's PATH and PYTHONPATH (a task's mounted site) and no other
     # setting, so that nothing of the agent's is on this Python's path
     result = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
                                 f"PYTHONPATH={shlex.quote(python_path)} python3 -s -c {shlex.quote(_FIND)} "
                                 f"{shlex.quote(workdir)} {' '.join(names)}; cd / && /bin/rm -rf \"$d\"", timeout=60)
-    return [f"{path} shadows the module `{name}`, which `python -m {' / '.join(names)}` in test.sh loads"
+    how = " / ".join(dict.fromkeys(" ".join(m.group(0).split()) for m in invocations))
+    return [f"{path} shadows the module `{name}`, which a Python test.sh starts from {workdir} ({how}) would import"
             for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name]
 
 
