@@ -19,6 +19,7 @@ the image's own Pythons with `-vv`: Debian's sitecustomize tries `apport_python_
 
 from __future__ import annotations
 
+import ast
 import base64
 import io
 import json
@@ -389,51 +390,83 @@ _CWD_FIRST = re.compile(r"(?<![\w.-])python[\d.]*((?:[ \t]+-[A-Za-z]+)*)(?:[ \t]
 """A Python that test.sh starts with `-c`, `-m`, `-` or its program on stdin (nothing after it but a redirection or
 the command's end): each puts the working directory first on sys.path (unless `-I` or `-P`)."""
 _FIND = ("import sys\n"
-         "started = set(sys.modules) | set(sys.builtin_module_names)\n"
-         "import importlib.metadata as md, importlib.util as u, os, pkgutil\n"
-         "root, loaded = sys.argv[1], set()\n"
-         "for n in sys.argv[2:]:\n"
-         "    if u.find_spec(n) is not None:\n"
+         "started = {m.split('.')[0] for m in sys.modules} | set(sys.builtin_module_names)\n"
+         "root, names, loaded = sys.argv[1], sys.argv[2:], set()\n"
+         "for n in names:\n"  # first, so that nothing of the probe's own is counted as what they load
+         "    try:\n"
+         "        __import__(n)\n"
          "        loaded.add(n)\n"
-         "        try:\n"
-         "            __import__(n)\n"
-         "        except BaseException:\n"
-         "            pass\n"
+         "    except BaseException:\n"
+         "        pass\n"
          "loaded |= {m.split('.')[0] for m in sys.modules} - started\n"
+         "import importlib.metadata as md, os, pkgutil\n"
          "loaded |= {e.value.split(':')[0].split('.')[0] for e in md.entry_points(group='pytest11')}\n"
-         "loaded |= {m.name for m in pkgutil.iter_modules([p for p in sys.path if p and p != os.getcwd()])}\n"
-         "loaded -= started - set(sys.argv[2:])\n"
-         "names = os.listdir(root) if os.path.isdir(root) else []\n"
+         "if root.startswith('*'):\n"
+         "    root = root[1:]\n"
+         "    loaded |= {m.name for m in pkgutil.iter_modules([p for p in sys.path if p and p != os.getcwd()])}\n"
+         "loaded -= started - set(names)\n"
+         "ls = os.listdir(root) if os.path.isdir(root) else []\n"
          "for m in sorted(loaded):\n"
-         "    here = [f for f in names if f in (m + '.py', m + '.pyc') or f.startswith(m + '.') and f.endswith('.so')\n"
+         "    here = [f for f in ls if f in (m + '.py', m + '.pyc') or f.startswith(m + '.') and f.endswith('.so')\n"
          "            or f == m and os.path.isfile(os.path.join(root, f, '__init__.py'))]\n"
          "    if here:\n"
          "        print(os.path.join(root, here[0]), m)\n")
-"""Run by the sandbox's python3 from an empty folder (the working directory is not on its path): every top-level
-module the system's Python can import (its standard library and site folders), each module test.sh runs with `-m`
-that the system has, imported, and every module that import loaded (and pytest's plugins by their entry points),
-but those loaded before the working directory joins sys.path: the ones a file or package in the working directory
-would shadow."""
+"""Run by the sandbox's python3 from an empty folder (the working directory is not on its path): each module named
+(what test.sh runs with `-m`, what its `-c` programs import) that the system has, imported, and every module that
+import loaded (and pytest's plugins by their entry points), but those loaded before the working directory joins
+sys.path: the ones a file or package in the working directory would shadow. A root given as `*DIR` adds every
+top-level module the system's Python can import (a program polar cannot read: stdin, `-`)."""
+
+
+def _programs_imports(script: str) -> tuple[set[str], bool]:
+    """The top-level modules the `python -c PROGRAM`s of a shell script import, and whether every such program could
+    be read (split as shell words and parsed as Python); an unread one may import anything."""
+    try:
+        tokens = _tokens(_without_data_heredocs(script))
+    except ValueError:
+        return set(), False
+    names: set[str] = set()
+    for i, token in enumerate(tokens[:-1]):
+        if not (re.fullmatch(r"-[A-Za-z]*c", token) and any(re.fullmatch(r"(.*/)?python[\d.]*", w)
+                                                          for w in tokens[max(0, i - 4):i])):
+            continue
+        try:
+            tree = ast.parse(tokens[i + 1])
+        except (SyntaxError, ValueError):
+            return names, False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
+                    "__import__", "import_module"):
+                return names, False  # a module named at run time
+    return names, True
 
 
 async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_path: str,
                          python_path: str = "") -> list[str]:
     """Modules that a Python test.sh starts with the working directory first on sys.path (`-m pytest`, `-c`, `-`,
     a program on stdin) could import, and that the working directory shadows: an agent's `pytest.py` there would be
-    the test runner, its `iniconfig.py` or `socket.py` code in the tests' process. Every module the system's Python
-    has counts (what a program or the tests import is not known in advance), but those loaded at start-up, before
-    the working directory joins sys.path; they are asked of the system's own Python, isolated. The agent's own
+    the test runner, its `iniconfig.py` or `socket.py` code in the tests' process. What such a Python loads is
+    asked of the system's own Python, isolated: what `-m` runs and what a `-c` program imports, with everything
+    those import; for a program polar cannot read (stdin, `-`, an import named at run time) every module the system
+    has. Modules loaded at start-up, before the working directory joins sys.path, are not shadowed. The agent's own
     package run as `python -m <it>` is no shadow: the system has no module of that name; nor is a folder without
     `__init__.py` (a namespace portion loses to the system's module wherever it is on the path)."""
     invocations = [m for m in _CWD_FIRST.finditer(script) if not re.search(r"[IP]", m.group(1))]
     if not invocations:
         return []
-    names = sorted(set(_MODULE_RUN.findall(script)))
+    imported, readable = _programs_imports(script)
+    names = sorted(set(_MODULE_RUN.findall(script)) | imported)
+    unread = not readable or any(not re.search(r"-[A-Za-z]*[cm]\b", m.group(0)) for m in invocations)
+    root = f"*{workdir}" if unread else workdir
     # from an empty folder of its own, with the verifier's PATH and PYTHONPATH (a task's mounted site) and no other
     # setting, so that nothing of the agent's is on this Python's path
     result = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
                                 f"PYTHONPATH={shlex.quote(python_path)} python3 -s -c {shlex.quote(_FIND)} "
-                                f"{shlex.quote(workdir)} {' '.join(names)}; cd / && /bin/rm -rf \"$d\"", timeout=60)
+                                f"{shlex.quote(root)} {' '.join(names)}; cd / && /bin/rm -rf \"$d\"", timeout=60)
     how = " / ".join(dict.fromkeys(" ".join(m.group(0).split()) for m in invocations))
     return [f"{path} shadows the module `{name}`, which a Python test.sh starts from {workdir} ({how}) would import"
             for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name]

@@ -515,3 +515,32 @@ def test_a_failed_write_of_the_reward_by_test_sh_is_tampering():
     assert "could not write its reward" in _unwritable_reward(0, fine, failed)
     assert "mode 444" in _unwritable_reward(0, {**fine, "reward.txt": (0, 0o444)}, "")
     assert "uid 1000" in _unwritable_reward(0, {**fine, ".": (1000, 0o755)}, "")
+
+
+def test_a_python_c_program_is_checked_for_what_it_imports_not_every_module_name(bwrap):
+    """Honest files named like a standard module (`test.py`, `csv.py`) are no shadow of a `python3 -c` program
+    that imports neither; a `socket.py` is, for one that imports socket; a program polar cannot read (stdin) may
+    import anything, so then every module name counts."""
+    from polar.envs.terminal.tamper import _programs_imports, module_shadows
+
+    waits = "cd /app\npython3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8000))'\n"
+    assert _programs_imports(waits) == ({"socket"}, True)
+    assert _programs_imports("python3 -c 'import importlib; importlib.import_module(\"x\")'")[1] is False
+
+    async def body():
+        box = await make_backend("local").start(SandboxSpec(workdir="/app"))
+        try:
+            await box.exec("printf 'x = 1\\n' > /app/test.py && cp /app/test.py /app/csv.py")
+            path = (await box.exec("echo $PATH")).output.strip()
+            honest = await module_shadows(box, waits, "/app", path)
+            await box.exec("cp /app/test.py /app/socket.py")
+            planted = await module_shadows(box, waits, "/app", path)
+            unread = await module_shadows(box, "cd /app\npython3 - < /tests/check.py\n", "/app", path)
+        finally:
+            await box.stop()
+        return honest, planted, unread
+
+    honest, planted, unread = asyncio.run(body())
+    assert honest == []
+    assert len(planted) == 1 and planted[0].startswith("/app/socket.py shadows the module `socket`")
+    assert any(line.startswith("/app/test.py shadows") for line in unread)
