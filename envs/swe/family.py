@@ -26,7 +26,10 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
    written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it records
    each test's outcome by node id to a file there when the session ends. The decision (swebench's
    `get_eval_tests_report` / `get_resolution_status`) is fed with that record; a missing record (pytest never finished:
-   `os._exit`, a crash) means no test passed. swebench's parser still reads the log, and where the two disagree on a
+   `os._exit`, a crash) means no test passed. The script runs in two parts: between them (canaries placed, no code of
+   the repository run yet) polar reads the test files back; the recorder checks every read of one in pytest's process
+   against those bytes and names every write or move of one (`Verdict.changed`: `tampered`), and polar compares them
+   again after the run. swebench's parser still reads the log, and where the two disagree on a
    FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also sees every `==` the
    tests check (pytest's assertion-pass hook hands it their comparisons; unittest's `assertEqual` family is wrapped): a
    graded test that passed on a value, not made by the tests' own modules, that also equals an unrelated object or a
