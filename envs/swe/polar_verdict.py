@@ -236,8 +236,11 @@ def _path(value):
 
 
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-_MOVES = ("os.rename", "os.remove", "os.rmdir", "os.link", "os.symlink", "os.truncate", "shutil.rmtree",
-          "shutil.move", "shutil.copyfile", "os.chmod", "os.chown")
+_MOVES = {"os.rename": (0, 1), "shutil.move": (0, 1), "os.rmdir": (0,), "shutil.rmtree": (0,)}
+"""Events that change a file or the folders above it (-> which arguments are paths)."""
+_CHANGES = {"os.remove": (0,), "os.truncate": (0,), "os.chmod": (0,), "os.chown": (0,), "shutil.copyfile": (1,),
+            "os.link": (1,), "os.symlink": (1,)}
+"""Events that change the file they name."""
 
 
 def _audit(event, args):
@@ -261,13 +264,16 @@ def _audit(event, args):
                 _changed(path, "not the bytes polar placed when it was read")
             else:
                 READ.add(path)
-        elif event in _MOVES:
-            for path in (_path(a) for a in args if isinstance(a, (str, bytes, os.PathLike))):
+        elif event in _MOVES or event in _CHANGES:
+            for index in _MOVES.get(event) or _CHANGES[event]:
+                path = _path(args[index]) if len(args) > index else None
                 if path is None:
                     continue
                 for protected in PROTECTED:
-                    if protected == path or protected.startswith(path.rstrip("/") + "/"):
+                    if protected == path or event in _MOVES and protected.startswith(path.rstrip("/") + "/"):
                         _changed(protected, event)
+            if event in ("os.link", "os.symlink") and _path(args[0]) in PROTECTED:  # another name for one
+                NAMES.add(os.path.basename(os.fsdecode(args[1])))
     except Exception:
         pass
 
