@@ -55,8 +55,13 @@ class CanarySet:
         return json.dumps({"blocks": self.blocks, "mirrors": mirrors, "offset": self.offset, "suffix": self.suffix,
                            "first": self.first})
 
-    def check(self, outcomes: dict[str, str]) -> tuple[str | None, str]:
-        """(why the record shows a subverted framework, or None; a line for the log) from the recorded outcomes."""
+    def check(self, outcomes: dict[str, str], placed: dict[str, str] | None = None) -> tuple[str | None, str]:
+        """(why the record shows a subverted framework, or None; a line for the log) from the recorded outcomes.
+
+        `placed` is each test file as the placer left it (polar read it back before pytest started): in a file
+        whose own tests ran, every canary, and every mirror the placer wrote there, must have an outcome, and a
+        canary that must pass must not have failed. A file with no outcome at all (it did not collect: an honest
+        broken patch) proves nothing either way."""
         plain = {c.node_id.split("::")[0] for c in self.canaries if c.must_pass and outcomes.get(c.node_id) == "PASSED"}
 
         def wrong(c: Canary) -> bool:  # an XFAIL only where the file's passing canaries passed plainly (no xfail mark)
@@ -71,6 +76,21 @@ class CanarySet:
         if passed:
             return (f"{len(passed)} canary test(s) that must fail passed or xfailed: something in the repository "
                     f"changed how the test framework runs or reports tests"), line
+        if placed is not None:
+            ours = {c.node_id for c in (*self.canaries, *self.mirrors)}
+            files = {n.split("::")[0] for n in outcomes if n not in ours}
+            def written(c: Canary) -> bool:  # the placer wrote it (a mirror needs a test of its shape)
+                name = c.node_id.split("::")[-1].split("[")[0]
+                return re.search(rf"\bdef {re.escape(name)}\(", placed.get(c.node_id.split("::")[0], "")) is not None
+
+            expected = [c for c in (*self.canaries, *self.mirrors) if written(c)]
+            missing = [c.node_id for c in expected if c.node_id.split("::")[0] in files and c.node_id not in outcomes]
+            failed = [c.node_id for c in self.canaries if c.must_pass and c.node_id.split("::")[0] in files
+                      and outcomes.get(c.node_id) == "FAILED"]
+            if missing or failed:
+                return (f"{len(missing)} canary test(s) polar placed in a test file whose own tests ran have no "
+                        f"outcome, and {len(failed)} that must pass failed: something in the repository changed the "
+                        f"tests pytest ran ({', '.join((missing + failed)[:3])})"), line
         return None, line
 
 

@@ -26,7 +26,10 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
    written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it records
    each test's outcome by node id to a file there when the session ends. The decision (swebench's
    `get_eval_tests_report` / `get_resolution_status`) is fed with that record; a missing record (pytest never finished:
-   `os._exit`, a crash) means no test passed. swebench's parser still reads the log, and where the two disagree on a
+   `os._exit`, a crash) means no test passed. The script runs in two parts: between them (canaries placed, no code of
+   the repository run yet) polar reads the test files back; the recorder checks every read of one in pytest's process
+   against those bytes and names every write or move of one (`Verdict.changed`: `tampered`), and polar compares them
+   again after the run. swebench's parser still reads the log, and where the two disagree on a
    FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also sees every `==` the
    tests check (pytest's assertion-pass hook hands it their comparisons; unittest's `assertEqual` family is wrapped): a
    graded test that passed on a value, not made by the tests' own modules, that also equals an unrelated object or a
@@ -49,6 +52,7 @@ kept.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import posixpath
 import re
@@ -56,7 +60,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from polar.envs.swe.canaries import PLACER_SOURCE, CanarySet, make_canaries
@@ -86,6 +90,10 @@ VERDICT_RECORD = f"{GRADER_DIR}/verdict.json"
 CANARY_PLACER = f"{GRADER_DIR}/canary_placer.py"
 TEST_PATCH_FILE = f"{GRADER_DIR}/test.patch"
 """The test patch, for polar's own eval script: applied from this file, then deleted before pytest starts."""
+PRISTINE_FILE = f"{GRADER_DIR}/pristine.json"
+"""The test code pytest will run (absolute path -> sha256), as polar read it back once the test patch and the
+canaries were in place and before any code of the repository ran: the recorder checks each file against it whenever
+it is opened during the run, and names any write, move or removal of one (`Verdict.changed`)."""
 PATCHED_FILES = f"{GRADER_DIR}/patched.json"
 """The files the agent's patch changed (absolute paths), for the recorder: a pytest hook defined in one is the
 code under test steering pytest."""
@@ -132,6 +140,11 @@ class Verdict:
     undeclared_xfail: frozenset[str] = frozenset()
     """Tests recorded XFAIL whose file (and every conftest.py above it, all protected from the patch) never
     mentions xfail or expectedFailure: only the code under test can have made them xfail, so they failed."""
+    changed: dict[str, str] = field(default_factory=dict)
+    """Test files (absolute paths) whose bytes were not the ones polar read back before the run when pytest read
+    them, or were written, moved or changed during the run (-> when)."""
+    placed: dict[str, str] = field(default_factory=dict)
+    """The test files as polar read them back before the run (relative path -> text)."""
 
 
 XFAIL_DECLARED = re.compile(r"xfail|expectedFailure")
@@ -217,6 +230,17 @@ def default_eval_script(task: SweTask, test_command: str = DEFAULT_TEST_COMMAND,
     if files and not canaries:  # with canaries the history is gone, and the grading sandbox with it
         lines.append(reset)
     return "\n".join(lines) + "\n"
+
+
+def split_eval_script(script: str) -> tuple[str, str]:
+    """polar's eval script as two: what prepares the test files (restore, test patch, canaries, one commit), and
+    what runs the tests, with the same start (shell options, conda, working directory); polar reads the prepared
+    test files back between the two, before any code of the repository runs."""
+    from swebench.harness.constants import START_TEST_OUTPUT
+
+    lines = script.splitlines()
+    start, cut = lines.index(f"cd {WORKDIR}") + 1, lines.index(f": '{START_TEST_OUTPUT}'")
+    return "\n".join(lines[:cut]) + "\n", "\n".join(lines[:start] + lines[cut:]) + "\n"
 
 
 def _image_env(image: str | None) -> dict[str, str]:
@@ -360,13 +384,23 @@ class SweFamily:
                 await grader.write(TEST_PATCH_FILE, task.test_patch.rstrip("\n") + "\n")
                 await grader.write(PATCHED_FILES, json.dumps(sorted(
                     posixpath.join(WORKDIR, path) for path, state in after.items() if before.get(path) != state)))
-            await grader.write("/tmp/polar_eval.sh", self.eval_script(task, runtime.environment))
+            script = self.eval_script(task, runtime.environment)
             env = await asyncio.to_thread(self.clean_env, runtime, ours)
             assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-            result = await grader.exec(f'env -i PATH="$PATH" {assignments} bash --noprofile --norc /tmp/polar_eval.sh '
-                                       f'> {EVAL_LOG} 2>&1', timeout=EVAL_TIMEOUT_S)
+            run = f'env -i PATH="$PATH" {assignments} bash --noprofile --norc'
+            pristine: dict[str, bytes] = {}
+            if ours:  # the test files as polar placed them, read back before any code of the repository runs
+                prepare, script = split_eval_script(script)
+                await grader.write("/tmp/polar_prepare.sh", prepare)
+                await grader.exec(f"{run} /tmp/polar_prepare.sh > {EVAL_LOG} 2>&1", timeout=EVAL_TIMEOUT_S)
+                pristine = await self._read_tests(task, grader)
+                await grader.write(PRISTINE_FILE, json.dumps({posixpath.join(WORKDIR, path): hashlib.sha256(
+                    data).hexdigest() for path, data in pristine.items()}))
+            await grader.write("/tmp/polar_eval.sh", script)
+            result = await grader.exec(f"{run} /tmp/polar_eval.sh {'>>' if ours else '>'} {EVAL_LOG} 2>&1",
+                                       timeout=EVAL_TIMEOUT_S)
             output = (await grader.read(EVAL_LOG)).decode("utf-8", "replace")
-            record = await self._record(grader) if ours else None
+            record = await self._record(grader, pristine) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
             return Grade(self.reward.zeros(), f"{note}grading failed: {e}", artefact, error=f"grading failed: {e}")
         finally:
@@ -414,40 +448,51 @@ class SweFamily:
                 found.append(f"{path} ({reason})")
         return found
 
-    async def _record(self, grader: Sandbox) -> Verdict:
-        """polar's verdict record, read from the grading sandbox once pytest is done."""
+    async def _read_tests(self, task: SweTask, grader: Sandbox, paths: list[str] | None = None) -> dict[str, bytes]:
+        """The test code pytest will run, read from the grading sandbox (path -> bytes; a missing file left out):
+        the Python test files of the test patch, the files of the graded tests, and every `conftest.py` in their
+        folders and the folders above."""
+        if paths is None:
+            files = {f for f in (*task.test_files(), *(t.split("::")[0] for t in (*task.FAIL_TO_PASS,
+                                                                               *task.PASS_TO_PASS)))
+                     if f.endswith(".py") and not f.startswith(("/", "..")) and "/../" not in f}
+            paths = sorted(files | {str(PurePosixPath(*PurePosixPath(f).parts[:i], "conftest.py"))
+                                    for f in files for i in range(len(PurePosixPath(f).parts))})
+        found = {}
+        for path in paths:
+            try:
+                found[path] = await grader.read(f"{WORKDIR}/{path}")
+            except (FileNotFoundError, IsADirectoryError, SandboxError):
+                continue
+        return found
+
+    async def _record(self, grader: Sandbox, pristine: dict[str, bytes] | None = None) -> Verdict:
+        """polar's verdict record, read from the grading sandbox once pytest is done, and the test files that are
+        no longer what polar read back before the run (`pristine`)."""
+        pristine = pristine or {}
+        after = await self._read_tests(None, grader, list(pristine)) if pristine else {}
+        changed = {f"{WORKDIR}/{path}": "after the run" for path in pristine if after.get(path) != pristine[path]}
         try:
             record = json.loads(await grader.read(VERDICT_RECORD))
             outcomes, forged, swapped = record["outcomes"], record["forged"], record["swapped"]
+            changed = {**changed, **record.get("changed", {})}
             if all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
-                   for x in (outcomes, forged, swapped)):
-                return Verdict(outcomes, forged, True, swapped, await self._undeclared_xfail(grader, outcomes))
-        except (FileNotFoundError, ValueError, TypeError, KeyError):
+                   for x in (outcomes, forged, swapped, changed)):
+                return Verdict(outcomes, forged, True, swapped, self._undeclared_xfail(pristine, outcomes), changed,
+                               {p: d.decode("utf-8", "replace") for p, d in pristine.items()})
+        except (FileNotFoundError, ValueError, TypeError, KeyError, AttributeError):
             pass
-        return Verdict({}, {}, False, {})
+        return Verdict({}, {}, False, {}, changed=changed)
 
-    async def _undeclared_xfail(self, grader: Sandbox, outcomes: dict[str, str]) -> frozenset[str]:
-        """The XFAIL tests whose own file and conftest.py files (the test code, which the patch cannot change)
-        never declare an expected failure (`Verdict.undeclared_xfail`)."""
-        declared: dict[str, bool] = {}
-
-        async def mentions(path: str) -> bool:
-            if path not in declared:
-                try:
-                    declared[path] = bool(XFAIL_DECLARED.search((await grader.read(f"{WORKDIR}/{path}")).decode(
-                        "utf-8", "replace")))
-                except (FileNotFoundError, SandboxError):
-                    declared[path] = False
-            return declared[path]
-
+    def _undeclared_xfail(self, pristine: dict[str, bytes], outcomes: dict[str, str]) -> frozenset[str]:
+        """The XFAIL tests whose own file and conftest.py files (the test code, which the patch cannot change), as
+        polar read them before the run, never declare an expected failure (`Verdict.undeclared_xfail`)."""
         undeclared = set()
         for node_id in (n for n, status in outcomes.items() if status == "XFAIL"):
             file = PurePosixPath(node_id.split("::")[0])
             conftests = [str(PurePosixPath(*file.parts[:i], "conftest.py")) for i in range(len(file.parts))]
-            for path in (str(file), *conftests):
-                if await mentions(path):
-                    break
-            else:
+            if not any(XFAIL_DECLARED.search(pristine.get(path, b"").decode("utf-8", "replace"))
+                       for path in (str(file), *conftests)):
                 undeclared.add(node_id)
         return frozenset(undeclared)
 
@@ -547,8 +592,11 @@ class SweFamily:
             disagree = [t for t in graded if test_passed(t, verdict.outcomes) != test_passed(t, logged)]
             log += (f"\n>>>>> polar verdict record: {len(verdict.outcomes)} test outcome(s)\n" if verdict.found else
                     "\n>>>>> polar verdict record: missing (pytest did not finish its session): no test passed\n")
-            subverted, line = canaries.check(verdict.outcomes) if canaries else (None, "")
+            subverted, line = canaries.check(verdict.outcomes, verdict.placed) if canaries else (None, "")
             log += line
+            if verdict.changed:
+                subverted = (f"the test files pytest ran were not the ones polar placed: {len(verdict.changed)} "
+                             f"changed (" + "; ".join(f"{k}, {v}" for k, v in list(verdict.changed.items())[:3]) + ")")
             if verdict.swapped:
                 subverted = (f"the code under test swapped {len(verdict.swapped)} part(s) of the test framework's run "
                              f"protocol (" + "; ".join(f"{k}, seen at {v}" for k, v in

@@ -6,6 +6,8 @@ and writes them to /tmp/polar_grader/verdict.json when the session ends: no file
 
 It runs in the repository's own interpreter, which may be older than polar's: no `zip(strict=)` and the like."""
 # ruff: noqa: UP031, B905
+import functools
+import hashlib
 import json
 import os
 import sys
@@ -130,19 +132,45 @@ def _patched():
 
 
 PATCHED = _patched()
-CONFIG, RUNNER = [None], set()
+CONFIG, RUNNER, HOOKS = [None], set(), {}
 """pytest's config, and the files of every module loaded before the first conftest: the runner and the plugins it
 was configured with (when the repository is pytest or a plugin of it, its own patched hooks are the work)."""
 
 
+def _resolve(value):
+    """The code object behind a hook implementation's callable (through partial, __wrapped__, bound methods and
+    callable objects), or None when there is none to be found."""
+    for _ in range(8):
+        code = _code(value)
+        if code is not None:
+            return code
+        if isinstance(value, functools.partial):
+            value = value.func
+        elif getattr(value, "__wrapped__", None) is not None:
+            value = value.__wrapped__
+        elif callable(value) and not isinstance(value, type) and _code(type(value).__call__):
+            value = type(value).__call__
+        else:
+            return None
+    return None
+
+
+def _plugin_file(plugin):
+    """The file of a plugin object: a module's own, else its class's module's."""
+    where = getattr(plugin, "__file__", None) if type(plugin) is type(sys) else getattr(
+        sys.modules.get(getattr(type(plugin), "__module__", "")), "__file__", None)
+    return os.path.realpath(where) if isinstance(where, str) else None
+
+
 def _check_protocol():
     """Name each part of the protocol whose object or code is no longer what was loaded before the repository, and
-    each pytest hook implemented in a file the patch changed (the code under test registering a plugin)."""
+    each pytest hook implemented in a file the patch changed (the code under test registering a plugin), or by a
+    callable polar cannot trace to a plain function in a file of pytest or of a plugin installed before the run."""
     for label, holder, name, value, code in _SEEN:
         now = vars(holder).get(name, _ABSENT)
         if (now is not value or _code(now) is not code) and label not in SWAPPED:
             SWAPPED[label] = CURRENT[0] or "before the first test"
-    if CONFIG[0] is None or not PATCHED:
+    if CONFIG[0] is None:
         return
     for hook_name, caller in list(vars(CONFIG[0].pluginmanager.hook).items()):
         try:
@@ -150,11 +178,120 @@ def _check_protocol():
         except Exception:
             continue
         for impl in impls:
-            code = _code(getattr(impl, "function", None))
+            function = getattr(impl, "function", None)
+            first = HOOKS.get(id(impl))
+            code = _resolve(function)
             where = code and os.path.realpath(code.co_filename)
-            label = "pytest hook %s implemented in %s" % (hook_name, where)
-            if where in PATCHED and where not in RUNNER and label not in SWAPPED:
+            if first is not None and first[0] is impl and first[1] is not function:
+                label = "pytest hook %s: an implementation's function was replaced" % hook_name
+            elif code is None and not (first is not None and first[0] is impl) and (
+                    _plugin_file(getattr(impl, "plugin", None)) not in RUNNER - PATCHED):
+                label = "pytest hook %s implemented by a callable with no code polar can trace (%s)" % (
+                    hook_name, type(function).__name__)
+            elif where in PATCHED and where not in RUNNER:
+                label = "pytest hook %s implemented in %s" % (hook_name, where)
+            else:
+                continue
+            if label not in SWAPPED:
                 SWAPPED[label] = CURRENT[0] or "before the first test"
+
+
+def _pristine():
+    """The test code pytest will run, as polar read it back before the run: real path -> sha256."""
+    try:
+        with open("/tmp/polar_grader/pristine.json") as f:
+            return dict((os.path.realpath(k), v) for k, v in json.load(f).items())
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+PROTECTED = _pristine()
+NAMES = set(os.path.basename(p) for p in PROTECTED)
+CHANGED, READ, BUSY = {}, set(), [False]
+
+
+def _digest(path):
+    BUSY[0] = True
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        return None
+    finally:
+        BUSY[0] = False
+
+
+def _changed(path, when):
+    CHANGED.setdefault(path, "%s (at %s)" % (when, CURRENT[0] or "collection"))
+
+
+def _path(value):
+    if isinstance(value, int) or value is None:
+        return None
+    try:
+        value = os.fspath(value)
+        return os.path.realpath(value.decode() if isinstance(value, bytes) else value)
+    except Exception:
+        return None
+
+
+_WRITES = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_MOVES = {"os.rename": (0, 1), "shutil.move": (0, 1), "os.rmdir": (0,), "shutil.rmtree": (0,)}
+"""Events that change a file or the folders above it (-> which arguments are paths)."""
+_CHANGES = {"os.remove": (0,), "os.truncate": (0,), "os.chmod": (0,), "os.chown": (0,), "shutil.copyfile": (1,),
+            "os.link": (1,), "os.symlink": (1,)}
+"""Events that change the file they name."""
+
+
+def _audit(event, args):
+    """Every open of a protected file in this process: a write is a change; a read (pytest compiling the test
+    module, a conftest) must find the bytes polar read back before the run. Every move, removal or link of one, or
+    of a folder above one, is a change too."""
+    if BUSY[0] or not PROTECTED:
+        return
+    try:
+        if event == "open":
+            raw = args[0]
+            if isinstance(raw, (str, bytes)) and os.path.basename(os.fsdecode(raw)) not in NAMES:
+                return
+            path = _path(raw)
+            if path not in PROTECTED:
+                return
+            mode, flags = args[1], args[2]
+            if isinstance(mode, str) and set(mode) & set("wax+") or isinstance(flags, int) and flags & _WRITES:
+                _changed(path, "opened for writing")
+            elif _digest(path) != PROTECTED[path]:
+                _changed(path, "not the bytes polar placed when it was read")
+            else:
+                READ.add(path)
+        elif event in _MOVES or event in _CHANGES:
+            for index in _MOVES.get(event) or _CHANGES[event]:
+                path = _path(args[index]) if len(args) > index else None
+                if path is None:
+                    continue
+                for protected in PROTECTED:
+                    if protected == path or event in _MOVES and protected.startswith(path.rstrip("/") + "/"):
+                        _changed(protected, event)
+            if event in ("os.link", "os.symlink") and _path(args[0]) in PROTECTED:  # another name for one
+                NAMES.add(os.path.basename(os.fsdecode(args[1])))
+    except Exception:
+        pass
+
+
+def _check_files():
+    """Each protected file still holds polar's bytes, and each loaded module of one was compiled from a read polar
+    checked (not from byte code or a loader of the repository's)."""
+    for path, digest in PROTECTED.items():
+        if path not in CHANGED and _digest(path) != digest:
+            _changed(path, "changed on disk")
+    for module in list(sys.modules.values()):
+        path = _path(getattr(module, "__file__", None))
+        if path in PROTECTED and path not in READ and path not in CHANGED:
+            _changed(path, "imported without pytest reading its file")
+
+
+if hasattr(sys, "addaudithook"):
+    sys.addaudithook(_audit)
 
 
 for _name in ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSequenceEqual"):
@@ -164,6 +301,11 @@ _SEEN.extend(_protocol())  # on import: `-p` loads this plugin before any confte
 
 def pytest_load_initial_conftests(early_config):
     CONFIG[0] = early_config
+    for caller in list(vars(early_config.pluginmanager.hook).values()):  # pytest's and its installed plugins' own
+        try:
+            HOOKS.update((id(impl), (impl, impl.function)) for impl in caller.get_hookimpls())
+        except Exception:
+            pass
     RUNNER.update(os.path.realpath(f) for f in (getattr(m, "__file__", None) for m in list(sys.modules.values()))
                   if isinstance(f, str))
     # the repository imports as it would under `python -m pytest` in /testbed, but only once pytest and this
@@ -176,6 +318,7 @@ def pytest_load_initial_conftests(early_config):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    _check_files()
     PRISTINE.update(str(item.fspath) for item in items)
     PRISTINE.update(getattr(p, "__file__", None) for p in config.pluginmanager.get_plugins())
 
@@ -210,6 +353,7 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session, exitstatus):
     _check_protocol()
+    _check_files()
     with open("/tmp/polar_grader/verdict.json.part", "w") as f:
-        json.dump({"outcomes": OUTCOMES, "forged": FORGED, "swapped": SWAPPED}, f)
+        json.dump({"outcomes": OUTCOMES, "forged": FORGED, "swapped": SWAPPED, "changed": CHANGED}, f)
     os.replace("/tmp/polar_grader/verdict.json.part", "/tmp/polar_grader/verdict.json")

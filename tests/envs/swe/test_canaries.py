@@ -131,3 +131,27 @@ def test_a_file_whose_tests_all_expect_to_fail_is_no_tampering(tmp_path):
     seen = outcomes(tmp_path)
     assert {seen[c.node_id] for c in canaries.canaries} == {"XFAIL", "XPASS"}, seen
     assert canaries.check(seen)[0] is None
+
+
+def test_a_canary_or_mirror_missing_from_a_file_whose_own_tests_ran_is_named_and_a_file_that_never_ran_is_not(
+        tmp_path):
+    """Every canary and mirror the placer wrote (polar reads the placed files back before the run) must have an
+    outcome once the file's own tests ran: code that rewrote the file before pytest read it dropped them. A file
+    that did not collect at all (an honest broken patch) has no outcome for any test, and proves nothing."""
+    (tmp_path / "subject.py").write_text(HONEST)
+    (tmp_path / "test_own.py").write_text(COUNTING)
+    canaries = make_canaries({"test_own.py": COUNTING}, test_patch="")
+    place(tmp_path, canaries)
+    placed = {"test_own.py": (tmp_path / "test_own.py").read_text()}
+    seen = outcomes(tmp_path)
+    assert canaries.check(seen, placed)[0] is None
+    for dropped in (canaries.canaries[0].node_id, canaries.mirrors[0].node_id):
+        why, _ = canaries.check({k: v for k, v in seen.items() if k != dropped}, placed)
+        assert why and "1 canary test(s) polar placed in a test file whose own tests ran have no outcome" in why
+        assert dropped in why
+    assert canaries.check({}, placed)[0] is None  # the file did not collect: failed tests, no tampering
+    must_pass = next(c for c in canaries.canaries if c.must_pass)
+    why, _ = canaries.check({**seen, must_pass.node_id: "FAILED"}, placed)
+    assert why and "1 that must pass failed" in why
+    unmade = canaries.mirrors[1].node_id  # one test of that shape, one mirror: polar's other names back none
+    assert unmade not in seen and canaries.check(seen, placed)[0] is None

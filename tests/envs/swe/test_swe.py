@@ -377,7 +377,8 @@ def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
 def test_the_verdict_plugin_names_the_graders_paths():
     """The plugin runs standalone in the grading sandbox, so it spells out the paths the family reads."""
     from polar.envs.swe.environment import WORKDIR
-    from polar.envs.swe.family import PLUGIN_SOURCE, VERDICT_RECORD
+    from polar.envs.swe.family import PLUGIN_SOURCE, PRISTINE_FILE, VERDICT_RECORD
 
     assert f'"{WORKDIR}"' in PLUGIN_SOURCE and f'"{VERDICT_RECORD}.part"' in PLUGIN_SOURCE
+    assert f'"{PRISTINE_FILE}"' in PLUGIN_SOURCE
     compile(PLUGIN_SOURCE, "polar_verdict.py", "exec")
