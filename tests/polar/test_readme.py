@@ -245,7 +245,8 @@ def test_readme_item_runs_as_written(item: Item, workdir: Path, bwrap, request):
         # (the pinned versions of the local extra alone) is what runs the main job.
         # One episode of it: the other four run the same code on other tasks, and each took ~1 min of CI's chain.
         env = _fresh_virtualenv(workdir / "fresh-venv")
-        done = _bash(item.text.replace("bash scripts/", f"bash {ROOT}/scripts/") + FIRST_EPISODE, workdir, env)
+        first = item.text.split("  #")[0].rstrip()  # the options go before the line's comment, not into it
+        done = _bash(first.replace("bash scripts/", f"bash {ROOT}/scripts/") + FIRST_EPISODE, workdir, env)
         assert done.returncode == 0, f"{item.text}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         doctor = _bash("polar doctor", workdir, env).stdout
         assert re.search(r"^ok +pins ", doctor, re.MULTILINE), doctor  # the tested versions, not PyPI's newest
