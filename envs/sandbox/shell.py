@@ -304,11 +304,19 @@ class ShellSession:
         return [pid for pid, start in found.items() if start >= since_ticks and pid not in own]
 
     def _stop_command(self, since_ticks: int) -> None:
-        """Kill what the command started; a fork bomb forks while it is swept, so sweep again while new ones appear."""
+        """Kill what the command started; a fork bomb forks while it is swept, so sweep again while new ones appear,
+        and once more after a moment: a fork under way when its parent was killed can show its child only then (a
+        loaded machine left `bash -c 'sleep 100 & ...'`'s sleeps running)."""
         killed: set[int] = set()
+        settled = False
         for _ in range(_SWEEPS):
             if not (found := set(self.command_pids(since_ticks)) - killed):
-                return
+                if settled or not killed:
+                    return
+                settled = True
+                time.sleep(0.02)
+                continue
+            settled = False
             for pid in found:
                 kill_quietly(pid)
             killed |= found
