@@ -341,31 +341,30 @@ class LocalPolicy:
         import torch
         from transformers import DynamicCache
 
-        cache_kw = "cache" if "cache" in lm.forward_kw else "past_key_values"
         chain = self.chains.take(extends) if extends else None
         passes = array("l", chain.passes if chain else [])
-        cache = chain.cache if chain else None
+        kept = chain.cache if chain else None
+        cache = kept if kept is not None else DynamicCache()
         fed = sum(passes)  # the chain's tokens less its last sampled one, which no pass fed
+        kw: dict[str, Any] = {"cache" if "cache" in lm.forward_kw else "past_key_values": cache, "use_cache": True}
+        if "logits_to_keep" in lm.forward_kw:
+            kw["logits_to_keep"] = 1
 
-        def forward(ids: list[int], cache: Any) -> Any:
-            kw: dict[str, Any] = {cache_kw: cache, "use_cache": True}
-            if "logits_to_keep" in lm.forward_kw:
-                kw["logits_to_keep"] = 1
+        def forward(ids: list[int]) -> Any:
             return lm.model(input_ids=torch.tensor([ids]), **kw).logits[0, -1].float()
 
         token_ids: list[int] = []
         logprobs: list[float] = []
         finish = "length"
         with torch.inference_mode():
-            if cache is None:
-                cache = DynamicCache()
+            if kept is None:
                 start = 0
                 for length in passes:  # a chain whose cache was dropped: the same passes, the same numbers
-                    forward(prompt[start:start + length], cache)
+                    forward(prompt[start:start + length])
                     start += length
             step = prompt[fed:]
             for _ in range(budget):
-                logits = forward(step, cache)
+                logits = forward(step)
                 passes.append(len(step))
                 if self.temperature == 0:
                     dist = torch.log_softmax(logits, -1)
