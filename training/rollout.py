@@ -43,8 +43,11 @@ class Generation:
     logprobs: list[float]
 
 
-Generate = Callable[[list[int], int], Awaitable[Generation]]
-"""`await generate(prompt_ids, max_tokens)`: sample at most `max_tokens` tokens after `prompt_ids`."""
+Generate = Callable[[list[int], int, "list[int] | None"], Awaitable[Generation]]
+"""`await generate(prompt_ids, max_tokens, extends)`: sample at most `max_tokens` tokens after `prompt_ids`.
+`extends` is the previous call's prompt + sampled ids when this prompt continues them (None at a chain's first
+call): an engine that holds that call's KV cache feeds only the new tokens; one with a prefix cache of its own
+(vLLM, SGLang) needs no hint."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
                                        prompt_token_ids=prompt, chain_break=built.chain_break, model=model)
                 else:
                     t0 = time.monotonic()
-                    generation = await generate(prompt, limit)
+                    generation = await generate(prompt, limit, chain if in_chain else None)
                     generate_s += time.monotonic() - t0
                     reply = reply_from_tokens(tokenizer, stops, prompt, generation, model)
                     reply.chain_break = built.chain_break

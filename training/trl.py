@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.errors import PolarError
-from polar.evaluation.local_policy import MODEL_NAME, LoadedModel, LocalPolicy
+from polar.evaluation.local_policy import MODEL_NAME, ChainCache, LoadedModel, LocalPolicy
 from polar.training.rollout import Budget, Generation, Rollout, make_env, remote_envs, run_episode, stop_ids
 from polar.training.samples import Sample
 from polar.training.verl.data import EpisodeSpec
@@ -95,8 +95,10 @@ class PolarRollout:
                          frozenset(inspect.signature(model.forward).parameters))
         # LocalPolicy's sampler (KV cache, temperature, top-p, exact logprobs) over the trained model; the model
         # path only tells it not to look for the GGUF, which it never loads here
+        # One sampler per call: the chains' KV caches it keeps (one per episode) hold this step's weights only
         sampler = LocalPolicy(temperature=trainer.args.temperature, top_p=trainer.args.top_p,
-                              model_path=Path(getattr(model, "name_or_path", "") or "."))
+                              model_path=Path(getattr(model, "name_or_path", "") or "."),
+                              chains=ChainCache(kept=len(specs)))
         budget = Budget(self.max_prompt_length, trainer.args.max_completion_length)
         was_training = model.training
         model.eval()
@@ -115,10 +117,10 @@ class PolarRollout:
         lock = asyncio.Lock()  # one forward pass at a time: the episodes overlap only in env time
         generator = torch.Generator().manual_seed(int(torch.randint(2**31, ())))  # follows TRL's seed
 
-        async def generate(prompt_ids: list[int], max_tokens: int) -> Generation:
+        async def generate(prompt_ids: list[int], max_tokens: int, extends: list[int] | None) -> Generation:
             async with lock:
-                ids, logprobs, _ = await asyncio.get_running_loop().run_in_executor(
-                    None, sampler.sample_tokens, lm, prompt_ids, max_tokens, generator)
+                ids, logprobs, _ = await asyncio.get_running_loop().run_in_executor(None, functools.partial(
+                    sampler.sample_tokens, lm, prompt_ids, max_tokens, generator, extends, remember=True))
             return Generation(ids, logprobs)
 
         return list(await asyncio.gather(*(

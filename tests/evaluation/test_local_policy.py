@@ -83,6 +83,38 @@ def test_a_call_that_extends_the_last_feeds_only_its_new_tokens_and_samples_what
         [(r.token_ids, r.logprobs) for r in (first, second)]
 
 
+def test_sample_tokens_continues_the_chain_a_trainer_names_and_refuses_one_the_prompt_does_not_start_with() -> None:
+    """TRL's rollout holds token ids, not messages: it names the chain a prompt continues (`extends`), and the
+    sampler feeds only the new tokens, with the numbers a sampler that kept nothing replays."""
+    import torch
+
+    from polar.evaluation.local_policy import ChainCache
+
+    lm = load_model()
+    prompt = lm.tokenizer.encode(lm.tokenizer.apply_chat_template(MESSAGES, add_generation_prompt=True, tokenize=False),
+                                 add_special_tokens=False)
+    more = lm.tokenizer.encode("\nAnd three more.", add_special_tokens=False)
+
+    def two_calls(policy: LocalPolicy) -> list:
+        ids, logprobs, _ = policy.sample_tokens(lm, prompt, 8, torch.Generator().manual_seed(1), remember=True)
+        chain = prompt + ids
+        again = policy.sample_tokens(lm, chain + more, 8, torch.Generator().manual_seed(2), chain, remember=True)
+        return [(ids, logprobs), again[:2]]
+
+    fed: list[int] = []
+    hook = lm.model.register_forward_pre_hook(lambda _, args, kw: fed.append(kw["input_ids"].shape[1]),
+                                              with_kwargs=True)
+    try:
+        kept = two_calls(LocalPolicy(temperature=1.0))
+    finally:
+        hook.remove()
+    n = len(kept[0][0])
+    assert fed[n] == len(more) + 1  # the first call's last sampled token, then the new ones
+    assert two_calls(LocalPolicy(temperature=1.0, chains=ChainCache(kept=0))) == kept
+    with pytest.raises(ValueError, match="does not start with the chain"):
+        LocalPolicy().sample_tokens(lm, more, 4, torch.Generator(), prompt)
+
+
 def test_request_max_tokens_caps_and_reports_length() -> None:
     request = ModelRequest(
         messages=[{"role": "user", "content": "Write a long essay about the history of Rome."}],

@@ -67,7 +67,8 @@ class PolarAgentLoop(AgentLoopBase):
         steps: list[int] = []
         preempted = -1
 
-        async def generate(prompt_ids: list[int], max_tokens: int) -> Generation:
+        async def generate(prompt_ids: list[int], max_tokens: int, extends: list[int] | None) -> Generation:
+            # verl's servers cache prefixes themselves: `extends` is not needed
             nonlocal preempted
             output = await self.server_manager.generate(
                 request_id=request_id, prompt_ids=prompt_ids, priority=priority,
