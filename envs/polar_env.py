@@ -108,7 +108,9 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
             max_turns: model calls before the episode is truncated.
             time_limit_s: wall-clock budget of one episode, from reset to the last step; None for the task's own
                 (a Harbor task's `[agent] timeout_sec`), else `DEFAULT_TIME_LIMIT_S`.
-            max_tokens: sampled tokens (from replies that carry token ids) before truncation; None for no cap.
+            max_tokens: sampled tokens (from replies that carry token ids) before truncation; None for no cap. A
+                trainer may lower it mid-episode, through any wrappers, with `env.set_wrapper_attr("max_tokens", n)`:
+                the first step after which the episode has sampled `n` or more truncates it.
             pool: sandboxes to keep started ahead of need (0: start each on demand).
         """
         if render_mode not in (None, "ansi"):

@@ -2,7 +2,8 @@
 
 Recording is a wrapper, as Gymnasium's `RecordEpisodeStatistics` is, rather than code in each runner: `polar run`,
 `polar eval` and a library user's own loop write traces the same way, through `polar.trace.append_jsonl`, which
-fsyncs each line, so a process killed mid-run loses no finished episode.
+fsyncs each line, so a process killed mid-run loses no finished episode. It records what passes through it, the last
+step's `info["trace"]` from the env it wraps, so it composes with any other wrapper, inside or outside it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 
 import gymnasium as gym
 
+from polar.envs.wrapper import PolarWrapper
 from polar.trace import Trace, append_jsonl
 
 
-class RecordTraces(gym.Wrapper):
+class RecordTraces(PolarWrapper):
     """Wraps a polar env (or a wrapper around one); the sync and the asyncio API both record."""
 
     def __init__(self, env: gym.Env, path: str | Path, on_trace: Callable[[Trace], None] | None = None):
@@ -28,11 +30,8 @@ class RecordTraces(gym.Wrapper):
         self._record(result[4])
         return result
 
-    async def areset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        return await self.env.unwrapped.areset(seed=seed, options=options)
-
     async def astep(self, action: Any):
-        result = await self.env.unwrapped.astep(action)
+        result = await super().astep(action)
         self._record(result[4])
         return result
 

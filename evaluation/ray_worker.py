@@ -36,6 +36,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from polar import __version__
 from polar.envs.polar_env import PolicyFailure, _now
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
+from polar.envs.wrapper import async_env
 from polar.errors import PolarError
 from polar.evaluation.evaluate import EvalRun, episode_seed
 from polar.evaluation.runner import play_episode
@@ -114,21 +115,22 @@ class NodeWorker:
     async def open(self, make_env: Callable[[], gym.Env]) -> tuple[int, int | None, dict[str, Any]]:
         """Make an env here for the driver to step: its key for `reset`, `step` and `close_env`, its `max_tokens`,
         and the trace fields the driver needs to end an episode itself if this node is lost mid-episode."""
-        env = (await self._make(make_env)).unwrapped
+        env = await self._make(make_env)
         key = next(self.keys)
         self.hosted[key] = env
-        about = {"env_id": env.family.env_id, "env_version": env.family.version, "suite": str(env.suite),
-                 "harness": Named(name=env.harness.name, version=env.harness.version), "sandbox": env.sandbox_name,
-                 "reward_components": env.family.reward.zeros()}
-        return key, env.max_tokens, about
+        base = env.unwrapped
+        about = {"env_id": base.family.env_id, "env_version": base.family.version, "suite": str(base.suite),
+                 "harness": Named(name=base.harness.name, version=base.harness.version), "sandbox": base.sandbox_name,
+                 "reward_components": base.family.reward.zeros()}
+        return key, env.get_wrapper_attr("max_tokens"), about
 
     async def reset(self, key: int, seed: int | None, options: dict[str, Any] | None) -> tuple[ModelRequest, dict]:
-        return await self.hosted[key].areset(seed=seed, options=options)
+        return await async_env(self.hosted[key]).areset(seed=seed, options=options)
 
     async def step(self, key: int, action: Any, max_tokens: int | None) -> tuple:
         env = self.hosted[key]
-        env.max_tokens = max_tokens
-        return await env.astep(action)
+        env.set_wrapper_attr("max_tokens", max_tokens)
+        return await async_env(env).astep(action)
 
     async def close_env(self, key: int) -> None:
         if (env := self.hosted.pop(key, None)) is not None:

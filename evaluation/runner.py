@@ -14,6 +14,7 @@ import numpy as np
 from polar import runtime
 from polar.envs.polar_env import PolicyFailure
 from polar.envs.recording import RecordTraces
+from polar.envs.wrapper import async_env
 from polar.protocols import Policy
 from polar.trace import Named, Trace, read_jsonl, write_parquet
 from polar.types import ModelReply
@@ -27,12 +28,12 @@ def task_order(task_ids: list[str], episodes: int, seed: int) -> list[str]:
 
 async def play_episode(env: gym.Env, policy: Policy, *, seed: int, task_id: str | None = None,
                        on_call: Callable[[], None] | None = None) -> Trace:
-    """One episode from reset to the final step through the env's asyncio API (`areset`/`astep`, of a
-    `RecordTraces` wrapper when given one, else of the polar env inside); the policy gets the task from `info` and
-    runs on a worker thread, so many episodes can run at once in one loop. A policy that raises on a request (a
-    prompt longer than its context, a server error) ends that episode with status `policy_error` and the message, and
-    the caller goes on. `on_call` runs before each policy call (a progress display). Returns its trace."""
-    api = env if isinstance(env, RecordTraces) else env.unwrapped
+    """One episode from reset to the final step through the env's asyncio API (`async_env`, so through every polar
+    wrapper stacked, `RecordTraces` included); the policy gets the task from `info` and runs on a worker thread, so
+    many episodes can run at once in one loop. A policy that raises on a request (a prompt longer than its context, a
+    server error) ends that episode with status `policy_error` and the message, and the caller goes on. `on_call` runs
+    before each policy call (a progress display). Returns its trace, the last step's `info["trace"]`."""
+    api = async_env(env)
     options: dict[str, Any] = {"policy": Named(name=policy.name, model=getattr(policy, "model", None))}
     if task_id is not None:
         options["task_id"] = task_id

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from polar.envs.wrapper import async_env
 from polar.evaluation.local_policy import parse_tool_calls
 from polar.evaluation.prompting import PromptBuilder
 from polar.trace import Trace
@@ -114,7 +115,7 @@ def trained_samples(trace: Trace, tokenizer: Any) -> list[Sample]:
 
 
 def make_env(spec: EpisodeSpec) -> Any:
-    """The (unwrapped) `PolarEnv` a spec names, with its turn and time budgets."""
+    """The env a spec names, as `gym.make` makes it, with its turn and time budgets."""
     import gymnasium as gym
 
     from polar.envs.registration import register_envs
@@ -122,7 +123,7 @@ def make_env(spec: EpisodeSpec) -> Any:
     register_envs()
     env = gym.make(spec.env_id, harness=spec.harness, sandbox=spec.sandbox, suite=spec.suite,
                    max_turns=spec.max_turns, time_limit_s=spec.time_limit_s)
-    return env.unwrapped
+    return env
 
 
 def remote_envs(address: str | bool) -> Callable[[EpisodeSpec], Any]:
@@ -149,10 +150,11 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
     stops = stop_ids(tokenizer)
     builder = PromptBuilder(tokenizer, capacity=64)
     env = await loop.run_in_executor(None, make, spec)
+    api = async_env(env)
     started, generate_s = time.monotonic(), 0.0
     try:
         seed = spec.seed * 2**20 + secrets.randbelow(2**20)
-        obs, info = await env.areset(seed=seed, options={"task_id": spec.task_id,
+        obs, info = await api.areset(seed=seed, options={"task_id": spec.task_id,
                                                          "policy": {"name": policy, "model": model}})
         chain: list[int] | None = None  # the current chain so far (prompt + appended)
         chain_prompt = sampled = 0  # the length of the current chain's first prompt; tokens sampled
@@ -170,7 +172,7 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
                 limit = budget.response_length - (len(prompt) - chain_prompt)
                 limit = min(limit, _asked(obs) or limit)
                 if limit < 1:  # no room to sample: truncate the episode here and grade it
-                    env.max_tokens = sampled
+                    env.set_wrapper_attr("max_tokens", sampled)
                     reply = ModelReply(content="", finish_reason="length", token_ids=[], logprobs=[],
                                        prompt_token_ids=prompt, chain_break=built.chain_break, model=model)
                 else:
@@ -182,7 +184,7 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
                     builder.record(obs, prompt, reply)
                     sampled += len(generation.token_ids)
                     chain = prompt + list(generation.token_ids)
-            obs, _, terminated, truncated, info = await env.astep(reply)
+            obs, _, terminated, truncated, info = await api.astep(reply)
             if terminated or truncated:
                 break
     finally:
