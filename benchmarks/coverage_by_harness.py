@@ -46,10 +46,10 @@ POLICIES = ("token-oracle", "local-long", "vllm")
 
 def make_policy(name: str, template: str, tokenizer: Any, looks: int, vllm: str, folder: Path) -> Any:
     """The behaviour policy `name` (one of `POLICIES`), its prompts rendered by `tokenizer` (`template`)."""
-    from polar.evaluation.local_policy import LocalPolicy
-    from polar.evaluation.prompting import PromptBuilder
-    from polar.evaluation.vllm_policy import VLLMPolicy
-    from polar.training.long_model import build_long_model
+    from polar.policies.local_policy import LocalPolicy
+    from polar.policies.long_model import build_long_model
+    from polar.policies.prompting import PromptBuilder
+    from polar.policies.vllm_policy import VLLMPolicy
     from polar.training.token_oracle import TokenOracle
 
     if name == "token-oracle":
@@ -68,7 +68,7 @@ def measure(harness: str, policy: Any, tokenizer: Any, tasks: int, max_turns: in
 
     from polar.evaluation.runner import run_episode
     from polar.harnesses import make_harness
-    from polar.training.samples import Coverage, prefix_merge
+    from polar.policies.samples import Coverage, prefix_merge
 
     env = gym.make("polar/Code-v0", harness=harness, suite="code-mini", max_turns=max_turns, time_limit_s=300)
     total, statuses = Coverage(), {}
@@ -120,8 +120,8 @@ def main() -> None:
         return
 
     from polar.envs.registration import register_envs
-    from polar.evaluation.local_policy import load_model
     from polar.harnesses import EXTERNAL
+    from polar.policies.local_policy import load_model
     from polar.training.chat_templates import with_template
 
     register_envs()

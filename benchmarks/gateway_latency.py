@@ -168,8 +168,8 @@ def serve_gateway(conn: Connection, upstream_url: str) -> None:
 async def _gateway_main(conn: Connection, upstream_url: str) -> None:
     import aiohttp
 
-    from polar.evaluation.openai_policy import reply_from_completion
     from polar.harnesses.gateway import Gateway, GatewaySession
+    from polar.policies.openai_policy import reply_from_completion
     from polar.types import ModelReply, ModelRequest
 
     url = f"{upstream_url}/chat/completions"

@@ -19,7 +19,7 @@ from timing import options, rotated, table, write
 
 LOAD = """
 import json, sys, time
-from polar.evaluation.local_policy import gguf_path, load_model, smollm2_dir
+from polar.policies.local_policy import gguf_path, load_model, smollm2_dir
 import torch, transformers  # imported before the clock starts: both loads need them
 path = smollm2_dir() if sys.argv[1] == "folder" else gguf_path()
 start = time.perf_counter()
@@ -35,7 +35,7 @@ def load_s(kind: str) -> float:
 
 def main() -> None:
     args = options(__doc__.splitlines()[0])
-    from polar.evaluation.local_policy import smollm2_dir
+    from polar.policies.local_policy import smollm2_dir
 
     smollm2_dir()  # converted before the first round, so no round pays for it
     rounds = 2 if args.quick else 5

@@ -19,10 +19,10 @@ import gymnasium as gym
 from timing import options, table, write
 
 from polar.envs.registration import register_envs
-from polar.evaluation.local_policy import load_model
 from polar.evaluation.runner import run_episode
+from polar.policies.local_policy import load_model
+from polar.policies.samples import Coverage, Sample, per_turn, prefix_merge
 from polar.training.chat_templates import with_template
-from polar.training.samples import Coverage, Sample, per_turn, prefix_merge
 from polar.training.token_oracle import TokenOracle
 
 LOOKS = 6

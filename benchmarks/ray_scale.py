@@ -45,8 +45,8 @@ from timing import options, rotated, summary, table, time_calls, write  # noqa: 
 
 from polar.envs.registration import register_envs  # noqa: E402
 from polar.evaluation.evaluate import EvalRun, EvalSettings  # noqa: E402
-from polar.evaluation.policies import make_policy  # noqa: E402
 from polar.evaluation.ray_worker import RemoteEnvPool, run_eval_on_ray, start_workers, stop_workers  # noqa: E402
+from polar.policies import make_policy  # noqa: E402
 from polar.trace import Named, Trace  # noqa: E402
 from polar.types import ModelReply, ModelRequest, ToolCall  # noqa: E402
 

@@ -23,7 +23,7 @@ from timing import options, rotated, summary, table, write
 import polar.envs.registration
 from polar import runtime
 from polar.envs.sandbox import make_backend
-from polar.evaluation.policies import OraclePolicy
+from polar.policies import OraclePolicy
 from polar.tasks.swe import SweTask
 
 COLD, POOLED, START = "cold container (pool=0)", "pooled container (pool=1)", "bare DockerBackend.start (ref.)"

@@ -28,7 +28,7 @@ from timing import options, rotated, table, write
 
 import polar.envs.registration
 from polar.evaluation.evaluate import EvalRun, EvalSettings, run_eval, suite_hash
-from polar.evaluation.policies import OraclePolicy
+from polar.policies import OraclePolicy
 from polar.trace import Trace
 
 LEVELS = [1, 4, 16]

@@ -19,7 +19,7 @@ import gymnasium as gym
 from timing import options, rotated, summary, table, write
 
 import polar.envs.registration
-from polar.evaluation.policies import OraclePolicy
+from polar.policies import OraclePolicy
 from polar.tasks.harbor import load_suite
 
 SANDBOXES = ["local", "docker"]

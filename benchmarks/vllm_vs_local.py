@@ -21,8 +21,8 @@ from pathlib import Path
 
 from timing import options, rotated, table, write
 
-from polar.evaluation.local_policy import LocalPolicy
-from polar.evaluation.vllm_policy import VLLMPolicy
+from polar.policies.local_policy import LocalPolicy
+from polar.policies.vllm_policy import VLLMPolicy
 from polar.trace import read_jsonl
 from polar.types import ModelRequest
 

@@ -12,7 +12,7 @@ from typing import Any
 
 def cmd_images_build(args: argparse.Namespace) -> int:
     """Build (or find cached) every docker image the suite's tasks run on; the family is found by loading the suite."""
-    from polar.evaluation.admission import SWE, find_env
+    from polar.envs.registration import SWE, find_env
 
     env_id, tasks = find_env(args.suite)
     return build_swe_images(tasks, args.suite) if env_id == SWE else build_task_images(env_id, tasks, args.suite)

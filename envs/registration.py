@@ -8,9 +8,10 @@ optional dependencies) happens only when it is used.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from polar.errors import UnknownNameError
+from polar.errors import TaskFormatError, UnknownNameError
 
 if TYPE_CHECKING:
     from polar.protocols import EnvFamily
@@ -59,3 +60,29 @@ def register_envs() -> None:
     for env_id, (family, _) in ENVS.items():
         if env_id not in registry:
             register(id=env_id, entry_point="polar.envs.polar_env:PolarEnv", kwargs={"family": family})
+
+
+PLAYED = ("polar/Code-v0", "polar/Terminal-v0", "polar/Web-v0")
+"""The envs whose suites are admitted by playing them; tried in this order (SWE-v0's last) when `--env` is not given."""
+SWE = "polar/SWE-v0"
+
+
+def find_env(suite: str, env_id: str | None = None) -> tuple[str, list[Any]]:
+    """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else the first family
+    whose loader takes it (SWE-v0's last: its loader also takes dataset names). When none does, the
+    `TaskFormatError` lists each loader's own error. The tasks keep the loader's `rejected` (task folders that did
+    not load, with their reasons: `polar.tasks.folders`)."""
+    if env_id is not None:
+        return env_id, _as_list(env_family(env_id)().load_tasks(suite))
+    errors = []
+    for candidate in (*PLAYED, SWE):
+        try:
+            return candidate, _as_list(env_family(candidate)().load_tasks(suite))
+        except (UnknownNameError, TaskFormatError, OSError, ValueError, ImportError) as e:
+            errors.append(f"  {candidate}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    raise TaskFormatError(f"no env family loads {suite!r}; each loader said:\n" + "\n".join(errors) +
+                          "\nPass --env to pick one, or fix the task files it names.")
+
+
+def _as_list(tasks: Sequence[Any]) -> list[Any]:
+    return tasks if isinstance(tasks, list) else list(tasks)

@@ -23,40 +23,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from polar.envs.registration import env_family
-from polar.errors import PolarError, SandboxUnsupported, TaskFormatError, UnknownNameError
+from polar.envs.registration import SWE, env_family, find_env
+from polar.errors import PolarError, SandboxUnsupported
 from polar.protocols import Admission
 from polar.tasks import select_tasks
 
 if TYPE_CHECKING:
     from polar.trace import Trace
 
-PLAYED = ("polar/Code-v0", "polar/Terminal-v0", "polar/Web-v0")
-"""The envs whose suites are admitted by playing them; tried in this order when `--env` is not given."""
-SWE = "polar/SWE-v0"
 MAX_TURNS = 200
 """Enough for the longest reference solution through the built-in harness."""
-
-
-def find_env(suite: str, env_id: str | None = None) -> tuple[str, list[Any]]:
-    """The env a suite is for and its tasks, loaded once: `env_id`'s family's when given, else the first family
-    whose loader takes it (SWE-v0's last: its loader also takes dataset names). When none does, the
-    `TaskFormatError` lists each loader's own error. The tasks keep the loader's `rejected` (task folders that did
-    not load, with their reasons: `polar.tasks.folders`)."""
-    if env_id is not None:
-        return env_id, _as_list(env_family(env_id)().load_tasks(suite))
-    errors = []
-    for candidate in (*PLAYED, SWE):
-        try:
-            return candidate, _as_list(env_family(candidate)().load_tasks(suite))
-        except (UnknownNameError, TaskFormatError, OSError, ValueError, ImportError) as e:
-            errors.append(f"  {candidate}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
-    raise TaskFormatError(f"no env family loads {suite!r}; each loader said:\n" + "\n".join(errors) +
-                          "\nPass --env to pick one, or fix the task files it names.")
-
-
-def _as_list(tasks: Sequence[Any]) -> list[Any]:
-    return tasks if isinstance(tasks, list) else list(tasks)
 
 
 VERIFIER_LINES = 6
@@ -76,8 +52,8 @@ def _outcome(trace: Trace, want: float) -> str | None:
 
 async def _play(env: Any, task_id: str) -> Admission:
     """The oracle must score 1 and doing nothing 0, each in a fresh episode of `env`."""
-    from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
     from polar.evaluation.runner import play_episode
+    from polar.policies import OraclePolicy, ScriptedPolicy
 
     admission = Admission(task_id)
     polar_env = env.unwrapped

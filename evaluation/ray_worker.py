@@ -87,7 +87,7 @@ class NodeWorker:
         self.idle.append(env)
         harness = env.unwrapped.harness
         if getattr(harness, "install_dir", None) is not None:
-            from polar.doctor import is_installed
+            from polar.harnesses.external import is_installed
 
             if shutil.which("node") is None:
                 found.append(f"no Node.js for the {harness.name} harness: install Node.js 20+ and npm")

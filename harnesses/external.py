@@ -66,6 +66,12 @@ def run_install(argv: list[str], what: str) -> None:
         raise HarnessError(f"installing {what} failed ({' '.join(argv)}):\n{done.stderr[-3000:]}")
 
 
+def is_installed(harness: object) -> bool:
+    """Whether a harness is ready to run: the built-in one always, an external one once its install finished."""
+    where = getattr(harness, "install_dir", None)
+    return where is None or (where / ".installed").exists()
+
+
 class ExternalHarness:
     """Base class of the CLI adapters. Subclasses set the attributes and override `env`, `files`, `command`."""
 

@@ -28,7 +28,7 @@ def cmd_envs(args: argparse.Namespace) -> int:
 
 
 def _policy(args: argparse.Namespace):
-    from polar.evaluation.policies import make_policy
+    from polar.policies import make_policy
 
     options: dict = {}
     if args.policy == "scripted":
@@ -51,7 +51,7 @@ def _policy(args: argparse.Namespace):
     if hasattr(policy, "check"):
         policy.check()
     if args.policy == "local":  # loaded here, in one line, rather than inside the first episode
-        from polar.evaluation.local_policy import load_model
+        from polar.policies.local_policy import load_model
 
         started = time.monotonic()
         print(f"loading {policy.model} on the CPU ...", end=" ", flush=True)
@@ -313,8 +313,8 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_harnesses(args: argparse.Namespace) -> int:
-    from polar.doctor import is_installed
     from polar.harnesses import EXTERNAL, HARNESSES, make_harness
+    from polar.harnesses.external import is_installed
 
     if args.install:
         names = EXTERNAL if args.install == ["all"] else args.install

@@ -118,6 +118,7 @@ def _output(argv: list[str]) -> str:
 def checks() -> Iterator[Check]:
     """Every check, required ones first."""
     from polar.harnesses import EXTERNAL, make_harness
+    from polar.harnesses.external import is_installed
 
     here = ".".join(map(str, sys.version_info[:3]))
     yield Check("python", sys.version_info >= PYTHON, here if sys.version_info >= PYTHON else
@@ -166,12 +167,6 @@ def checks() -> Iterator[Check]:
     found = importlib.util.find_spec("ray") is not None
     yield Check("ray", found, importlib.metadata.version("ray") if found else "bash scripts/setup.sh train",
                 "polar eval --ray, polar train verl")
-
-
-def is_installed(harness: object) -> bool:
-    """Whether a harness is ready to run: the built-in one always, an external one once its install finished."""
-    where = getattr(harness, "install_dir", None)
-    return where is None or (where / ".installed").exists()
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

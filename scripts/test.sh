@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh local,dev,train
 python3 -m ruff check .
+python3 scripts/lint_imports.py  # the layers (README, Layout): import-linter's contracts in pyproject.toml
 # POLAR_TEST_WORKERS=N runs N pytest-xdist workers (default 3; 0 is serial): most tests wait on sandboxes, images
 # and subprocesses, so three share two cores well. The CPU-bound modules (models, the README's fresh install) run on
 # one worker, first, and tests that share a costly fixture stay together (tests/conftest.py).

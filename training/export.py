@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from polar.policies.samples import Coverage, Sample, prefix_merge
 from polar.trace import Trace
-from polar.training.samples import Coverage, Sample, prefix_merge
 from polar.types import ModelReply, content_text
 
 ATIF_VERSION = "ATIF-v1.8"

@@ -29,7 +29,7 @@ python - "$OUT" <<'EOF'
 import sys
 from pathlib import Path
 import torch
-from polar.evaluation.local_policy import MODEL_NAME, load_model
+from polar.policies.local_policy import MODEL_NAME, load_model
 from polar.training.verl.data import dataset_rows, write_rows
 out = Path(sys.argv[1])
 lm, model_dir = load_model(), out / "models" / MODEL_NAME  # the dir name picks SmolLM2's prompt rendering

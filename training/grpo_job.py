@@ -171,7 +171,7 @@ def train(settings: GrpoSettings, reward_funcs: tuple = ()) -> list[StepRow]:
     from trl import GRPOConfig
 
     from polar.envs.registration import env_family, register_envs
-    from polar.evaluation.local_policy import MODEL_NAME, load_model
+    from polar.policies.local_policy import MODEL_NAME, load_model
     from polar.training.trl import grpo_trainer
     from polar.training.verl.data import dataset_rows
 

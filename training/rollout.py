@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from polar.envs.wrapper import async_env
-from polar.evaluation.local_policy import parse_tool_calls
-from polar.evaluation.prompting import PromptBuilder
+from polar.policies.local_policy import parse_tool_calls
+from polar.policies.prompting import PromptBuilder
+from polar.policies.samples import Sample, prefix_merge
 from polar.trace import Trace
-from polar.training.samples import Sample, prefix_merge
 from polar.training.verl.data import EpisodeSpec
 from polar.types import ModelReply, ModelRequest
 

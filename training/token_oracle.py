@@ -1,6 +1,6 @@
 """`TokenOracle`: the oracle's replies as a token-level behaviour policy, for token tests and benchmarks.
 
-It answers each call with the oracle's tool calls (`polar.evaluation.policies.OraclePolicy`, which replays the
+It answers each call with the oracle's tool calls (`polar.policies.OraclePolicy`, which replays the
 reference solution through the harness's own tools) written as the tokens a model would sample,
 `<tool_call>{...}</tool_call><|im_end|>` (optionally after a `<think>` block), each with logprob 0.0: probability 1
 under this policy. Through any harness it gives multi-turn traces with real tool calls and real tool output,
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from polar.evaluation.local_policy import MODEL_NAME, parse_tool_calls
-from polar.evaluation.policies import OraclePolicy, assistant_turns
-from polar.evaluation.prompting import PromptBuilder, plain_turns
+from polar.policies import OraclePolicy, assistant_turns
+from polar.policies.local_policy import MODEL_NAME, parse_tool_calls
+from polar.policies.prompting import PromptBuilder, plain_turns
 from polar.protocols import Task
 from polar.types import ModelReply, ModelRequest
 

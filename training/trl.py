@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from polar.errors import PolarError
-from polar.evaluation.local_policy import MODEL_NAME, ChainCache, LoadedModel, LocalPolicy
+from polar.policies.local_policy import MODEL_NAME, ChainCache, LoadedModel, LocalPolicy
+from polar.policies.samples import Sample
 from polar.training.rollout import Budget, Generation, Rollout, make_env, remote_envs, run_episode, stop_ids
-from polar.training.samples import Sample
 from polar.training.verl.data import EpisodeSpec
 
 

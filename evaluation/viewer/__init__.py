@@ -60,7 +60,7 @@ def write_pages(traces: Iterable[Trace], out: Path, *, title: str = "polar episo
 def load_tokenizer(name: str) -> Any:
     """A tokenizer to show token text: `local` (the embedded SmolLM2's) or a local Hugging Face folder."""
     if name == "local":
-        from polar.evaluation.local_policy import load_model
+        from polar.policies.local_policy import load_model
 
         return load_model().tokenizer
     from transformers import AutoTokenizer

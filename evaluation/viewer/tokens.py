@@ -1,4 +1,4 @@
-"""The token view: an episode's prefix-merge chains as a trainer gets them (`polar.training.samples.prefix_merge`).
+"""The token view: an episode's prefix-merge chains as a trainer gets them (`polar.policies.samples.prefix_merge`).
 
 Each chain is one training sample: its prompt, then the tokens the policy sampled (mask 1, with their logprobs)
 and those the environment added between calls (mask 0). Where a call did not extend its chain, a new chain
@@ -45,7 +45,7 @@ def _reason(sample: Any, first: Any, before: list[int]) -> str:
 
 def token_view(trace: Trace, tokenizer: Any | None = None) -> TokenView:
     """The chains of `trace` with their masks, logprobs and breaks, or a note saying why there are none."""
-    from polar.training.samples import SampleError, prefix_merge
+    from polar.policies.samples import SampleError, prefix_merge
 
     replies = [turn.reply for turn in trace.turns]
     if not any(r.token_ids for r in replies):

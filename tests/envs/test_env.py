@@ -16,8 +16,8 @@ from gymnasium.utils.env_checker import check_env
 from polar.envs.recording import RecordTraces
 from polar.envs.registration import ENVS, FAMILIES, load_family, register_envs
 from polar.errors import TaskFormatError, UnknownNameError
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.protocols import EnvFamily
 from polar.trace import Trace, load_schema, read_jsonl
 from polar.types import ModelReply, ToolCall

@@ -10,8 +10,8 @@ from gymnasium.wrappers import RecordEpisodeStatistics
 from polar.envs.recording import RecordTraces
 from polar.envs.registration import register_envs
 from polar.envs.wrapper import PolarWrapper, async_env
-from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy
 from polar.trace import Named, Trace, read_jsonl
 
 register_envs()

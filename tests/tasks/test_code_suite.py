@@ -13,8 +13,8 @@ from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.errors import SandboxError, TaskFormatError
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy
 from polar.tasks.code import load_suite
 
 TASKS = load_suite()

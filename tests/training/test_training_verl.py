@@ -31,7 +31,7 @@ from verl.utils.config import validate_config  # noqa: E402
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn  # noqa: E402
 from verl.utils.tensordict_utils import list_of_dict_to_tensordict  # noqa: E402
 
-from polar.evaluation.local_policy import MODEL_NAME, load_model  # noqa: E402
+from polar.policies.local_policy import MODEL_NAME, load_model  # noqa: E402
 from polar.training.verl.cli import AGENT_LOOP_KEY, AGENT_LOOP_YAML, add_parser, check_data, verl_command  # noqa: E402
 from polar.training.verl.data import RowError, dataset_rows, read_rows, write_rows  # noqa: E402
 

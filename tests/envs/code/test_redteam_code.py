@@ -18,8 +18,8 @@ from polar.envs.code import family as code_env
 from polar.envs.code.code_rpc import MAX_DEPTH, Decoder, Encoder, ProtocolError
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.evaluation.policies import ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import ScriptedPolicy
 from polar.tasks.code import BUNDLED, load_suite
 from polar.types import ModelReply, ToolCall
 

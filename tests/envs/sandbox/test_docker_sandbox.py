@@ -20,8 +20,8 @@ from polar.envs.sandbox.docker import owner_labels
 from polar.envs.sandbox.dockerfile.build import image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image, debian_mirror
 from polar.errors import SandboxError
-from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy
 from polar.protocols import Mount, SandboxSpec
 
 register_envs()

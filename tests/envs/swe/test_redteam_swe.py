@@ -25,8 +25,8 @@ from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.swe.environment import GIT
 from polar.envs.swe.family import SweFamily, filter_patch
-from polar.evaluation.policies import ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import ScriptedPolicy
 from polar.tasks.swe import diff_blocks, load_instances
 from polar.types import ModelReply, ToolCall
 

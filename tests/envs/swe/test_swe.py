@@ -23,10 +23,10 @@ from polar.envs.swe.environment import SITE
 from polar.envs.swe.family import SweFamily, filter_patch
 from polar.errors import TaskFormatError
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses import declarations
 from polar.harnesses.matrix import proofs
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.tasks.swe import load_instances, load_jsonl, load_parquet, parse_instance, patch_files
 from polar.trace import load_schema
 

@@ -25,8 +25,8 @@ from polar.envs.swe.environment import (
 from polar.envs.swe.family import SweFamily
 from polar.errors import TaskFormatError
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import OraclePolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy
 from polar.tasks.swe import BUNDLED, diff_blocks, load_instances, patch_files
 
 register_envs()

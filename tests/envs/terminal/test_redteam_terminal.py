@@ -18,8 +18,8 @@ from support.harbor_tasks import episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.protocols import SandboxSpec
 from polar.types import ModelReply, ToolCall
 

@@ -23,7 +23,7 @@ from polar.envs.sandbox.dockerfile.build import (
 )
 from polar.envs.sandbox.images import BASE_IMAGE, PYTHON_IMAGE
 from polar.errors import SandboxError
-from polar.evaluation.policies import OraclePolicy
+from polar.policies import OraclePolicy
 from polar.tasks.harbor import load_task
 
 register_envs()

@@ -20,8 +20,8 @@ from polar.envs.sandbox import make_backend
 from polar.envs.terminal.family import TerminalFamily, _local_plan, local_blocker
 from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.tasks.harbor import load_suite, load_task, read_reward
 from polar.trace import load_schema
 

@@ -10,7 +10,7 @@ from support.harbor_tasks import SUBMIT, episode, make_task
 from polar.envs.terminal.family import TerminalFamily
 from polar.envs.terminal.toolbox import needs_toolbox, requirements
 from polar.errors import SandboxUnsupported
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.tasks.harbor import load_task
 from polar.types import ModelReply, ToolCall
 

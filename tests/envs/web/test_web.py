@@ -13,11 +13,11 @@ from support.browsers import browsers_of
 
 from polar.envs.registration import register_envs
 from polar.errors import HarnessError
-from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
 from polar.evaluation.runner import run_episode
 from polar.harnesses import declarations
 from polar.harnesses.external import mcp_harnesses
 from polar.harnesses.matrix import proofs
+from polar.policies import OraclePolicy, ScriptedPolicy
 from polar.tasks.web import load_suite
 from polar.trace import load_schema
 from polar.types import ModelReply, ToolCall

@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 
 from polar.errors import PolarError, PolicyError
-from polar.evaluation.local_policy import parse_tool_calls
-from polar.evaluation.openai_policy import served_models, session_headers
-from polar.evaluation.prompting import Prompt, PromptBuilder
+from polar.policies.local_policy import parse_tool_calls
+from polar.policies.openai_policy import served_models, session_headers
+from polar.policies.prompting import Prompt, PromptBuilder
 from polar.protocols import Task
 from polar.types import ModelReply, ModelRequest
 

@@ -2,7 +2,7 @@
 
 Every builder reads the token ids and logprobs the policy recorded (`reply.token_ids`, `reply.logprobs`) and
 never re-tokenizes what the model said. The prompt of a call is what the policy conditioned on
-(`reply.prompt_token_ids`, built by `polar.evaluation.prompting.PromptBuilder` so that it extends the previous
+(`reply.prompt_token_ids`, built by `polar.policies.prompting.PromptBuilder` so that it extends the previous
 call's prompt + sampled ids whenever the history does), or, when a policy did not report it, the model's own
 chat template rendered over the request (`canonical_prompt_ids`).
 
@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polar.errors import PolarError
-from polar.evaluation.local_policy import MODEL_NAME as LOCAL_MODEL
-from polar.evaluation.prompting import render_prompt
+from polar.policies.local_policy import MODEL_NAME as LOCAL_MODEL
+from polar.policies.long_model import LONG_MODEL_NAME
+from polar.policies.prompting import render_prompt
 from polar.trace import Trace, Turn
-from polar.training.long_model import LONG_MODEL_NAME
 from polar.types import ModelRequest
 
 RECORDING_POLICIES = (

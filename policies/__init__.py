@@ -263,15 +263,15 @@ def make_policy(name: str, **options: Any):
     if name == "oracle":
         return OraclePolicy()
     if name == "openai":
-        from polar.evaluation.openai_policy import OpenAIPolicy
+        from polar.policies.openai_policy import OpenAIPolicy
 
         return OpenAIPolicy(**options)
     if name == "vllm":
-        from polar.evaluation.vllm_policy import VLLMPolicy
+        from polar.policies.vllm_policy import VLLMPolicy
 
         return VLLMPolicy(**options)
     if name == "local":
-        from polar.evaluation.local_policy import LocalPolicy
+        from polar.policies.local_policy import LocalPolicy
 
         return LocalPolicy(**options)
     raise UnknownNameError("policy", name, POLICIES)
