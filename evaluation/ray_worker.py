@@ -63,13 +63,10 @@ class NodeWorker:
         self.playing: set[asyncio.Task] = set()
         self.hosted: dict[int, Any] = {}
         self.keys = itertools.count()
-        self.making = asyncio.Lock()
 
     async def _make(self, make_env: Callable[[], gym.Env]) -> gym.Env:
-        """A new env, one at a time: making one parses its suite's files, and CPython 3.11's `ast.parse` is not safe
-        in two threads at once ("AST constructor recursion depth mismatch")."""
-        async with self.making:
-            return await asyncio.to_thread(make_env)
+        """A new env, made on a worker thread (its suite's files are parsed under `polar.python_ast`'s lock)."""
+        return await asyncio.to_thread(make_env)
 
     async def problems(self, driver_version: str) -> list[str]:
         """What this node lacks for the work, each with its fix; empty when it can take episodes. Making the first
