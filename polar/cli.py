@@ -39,11 +39,7 @@ def _policy(args: argparse.Namespace):
         options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
     elif args.policy == "local":
         options = {"max_new_tokens": args.max_new_tokens, "temperature": args.temperature}
-        if args.model:  # a model folder (a `polar train grpo` checkpoint) or a GGUF
-            if not Path(args.model).exists():
-                raise PolarError(f"--model {args.model}: no such model folder or GGUF file (a checkpoint of "
-                                 "`polar train grpo` is RUN/checkpoints/checkpoint-N)")
-            options["model_path"] = Path(args.model)
+        options |= {"model": args.model} if args.model else {}
     elif args.policy == "vllm":
         options = {k: v for k, v in {"model": args.model, "base_url": args.base_url}.items() if v}
         options |= {"max_tokens": args.max_new_tokens, "temperature": args.temperature}

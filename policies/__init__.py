@@ -15,7 +15,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from polar.errors import UnknownNameError
+from polar.errors import PolarError, UnknownNameError
 from polar.harnesses.declaration import Declaration, ShellTool
 from polar.protocols import CallTool, Task, WriteFile
 from polar.types import ModelReply, ModelRequest, ToolCall, content_text
@@ -255,7 +255,8 @@ def _write_command(path: str, text: str) -> str:
 
 
 def make_policy(name: str, **options: Any):
-    """Build a policy by name. Options: `replies` (scripted), `model`/`base_url` (openai, vllm), their settings."""
+    """Build a policy by name. Options: `replies` (scripted), `model`/`base_url` (openai, vllm), `model` (local: a
+    model folder, such as a `polar train grpo` checkpoint, or a GGUF file), and each policy's own settings."""
     if name == "scripted":
         return ScriptedPolicy(options.get("replies") or [])
     if name == "empty":
@@ -271,7 +272,14 @@ def make_policy(name: str, **options: Any):
 
         return VLLMPolicy(**options)
     if name == "local":
+        from pathlib import Path
+
         from polar.policies.local_policy import LocalPolicy
 
+        if (model := options.pop("model", None)) is not None:
+            if not Path(model).exists():
+                raise PolarError(f"--model {model}: no such model folder or GGUF file (a checkpoint of "
+                                 "`polar train grpo` is RUN/checkpoints/checkpoint-N)")
+            options["model_path"] = Path(model)
         return LocalPolicy(**options)
     raise UnknownNameError("policy", name, POLICIES)
