@@ -162,6 +162,18 @@ def _plugin_file(plugin):
     return os.path.realpath(where) if isinstance(where, str) else None
 
 
+_REAL_FILES = {}
+
+
+def _real_file(filename):
+    """`os.path.realpath` of a code object's file, once per name: the scan below runs before every test, over every
+    hook implementation (a few hundred), and resolving each path each time cost seconds on a large test file."""
+    real = _REAL_FILES.get(filename)
+    if real is None:
+        real = _REAL_FILES[filename] = os.path.realpath(filename)
+    return real
+
+
 def _check_protocol():
     """Name each part of the protocol whose object or code is no longer what was loaded before the repository, and
     each pytest hook implemented in a file the patch changed (the code under test registering a plugin), or by a
@@ -181,7 +193,7 @@ def _check_protocol():
             function = getattr(impl, "function", None)
             first = HOOKS.get(id(impl))
             code = _resolve(function)
-            where = code and os.path.realpath(code.co_filename)
+            where = code and _real_file(code.co_filename)
             if first is not None and first[0] is impl and first[1] is not function:
                 label = "pytest hook %s: an implementation's function was replaced" % hook_name
             elif code is None and not (first is not None and first[0] is impl) and (
