@@ -18,6 +18,7 @@ from support.harbor_tasks import SUBMIT, admit, episode, make_task
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.terminal.family import TerminalFamily, _local_plan, local_blocker
+from polar.envs.terminal.tamper import sealed_chmods
 from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
 from polar.evaluation.policies import OraclePolicy, ScriptedPolicy
@@ -347,6 +348,36 @@ def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tm
     grade = asyncio.run(main())
     assert grade.error is None and grade.components == {"reward": 0.5}, grade.log
 
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_test_sh_s_own_chmod_of_tests_takes_effect_though_tests_is_read_only(request, bwrap, tmp_path, sandbox):
+    """A test.sh that hides its answer key from the unprivileged user it runs the agent's program as (`chmod -R
+    go-rwx /tests`, as third-party tasks do): through the read-only bind that chmod fails, so polar applies it from
+    outside, and an honest solution is not failed by a key left world-readable. A chmod of anything else is not."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    test = ("chmod -R go-rwx /tests 2>/dev/null || true\nchmod 0600 /tests/key.txt 2>/dev/null\n"
+            "chmod 0644 /tests/test.sh /app/answer.txt 2>/dev/null\n"
+            "modes=$(stat -c %a /tests /tests/key.txt /tests/test.sh | tr '\\n' ' ')\necho \"modes: $modes\"\n"
+            '[ "$modes" = "700 600 700 " ] && [ "$(cat /app/answer.txt)" = "$(cat /tests/key.txt)" ] && r=1 || r=0\n'
+            "echo $r > /logs/verifier/reward.txt\n")
+    task = make_task(tmp_path, test=test, solve="echo 42 > /app/answer.txt\n")
+    (task / "tests" / "key.txt").write_text("42\n")
+    solved = episode(task, OraclePolicy(), sandbox)
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert "modes: 700 600 700" in solved.verifier_log
+    assert episode(task, SUBMIT, sandbox).reward == 0.0
+
+
+def test_only_test_sh_s_chmods_of_the_sealed_dir_itself_are_applied():
+    script = ("#!/bin/bash\nchmod -R go-rwx /tests 2>/dev/null || true\nchmod 700 /tests/a /app/b\n"
+              "chmod 600 $TESTS/x /tests/*.py /tests/../etc/passwd\necho chmod 700 /tests\n"
+              "cat <<EOF > /app/notes\nchmod 000 /tests/c\nEOF\nchmod 4755 /tests/x; chmod u+s /tests/x\n"
+              "timeout 5 /bin/chmod u+x,go= /tests/run.sh &&"
+              " chmod -- -w /tests/d\n")
+    assert sealed_chmods(script, "/tests") == [["-R", "--", "go-rwx", "."], ["--", "u+x,go=", "run.sh"],
+                                               ["--", "-w", "d"]]
 
 # --- the artefact: what the agent changed, re-graded in a fresh sandbox -------------------------------------------
 
