@@ -233,6 +233,19 @@ def test_what_a_dockerfile_pip_installs_by_name_the_local_sandbox_mounts(request
     assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-2000:])
 
 
+
+def test_a_dockerfile_the_local_sandbox_cannot_read_rejects_its_task_not_the_suite(bwrap, tmp_path):
+    """A Dockerfile that copies a file its build context lacks is that task's rejection, with the reason; the
+    suite's other tasks are still admitted (it had stopped the whole local admission)."""
+    make_task(tmp_path, "broken", dockerfile="FROM polar/base:bookworm\nWORKDIR /app\nCOPY missing/ /app/missing/\n")
+    make_task(tmp_path, "fine", solve="touch /app/ok\n",
+              test="[ -f /app/ok ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n")
+    _, admissions = asyncio.run(admit_suite(str(tmp_path), env_id="polar/Terminal-v0", sandbox="local", jobs=1))
+    verdicts = {a.task_id: a for a in admissions}
+    assert verdicts["fine"].admitted and not verdicts["broken"].admitted
+    (reason,) = verdicts["broken"].reasons
+    assert "its sandbox cannot be made" in reason and "missing/ is not in the build context" in reason, reason
+
 def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
     task = load_task(make_task(tmp_path, toml='[metadata.polar]\ndocker_only = "needs its own kernel module"\n'))
     assert admit(task.path, "local").skipped.endswith(
