@@ -246,6 +246,18 @@ def test_a_dockerfile_the_local_sandbox_cannot_read_rejects_its_task_not_the_sui
     (reason,) = verdicts["broken"].reasons
     assert "its sandbox cannot be made" in reason and "missing/ is not in the build context" in reason, reason
 
+
+def test_a_python_base_s_python_command_is_there_in_the_local_sandbox(bwrap, tmp_path):
+    """A `python:*` image names python3 `python` (so does polar's docker stand-in); a host without one gets it in
+    the local sandbox, last on PATH, so a Dockerfile's `RUN python ...` and a test's `python` run there too."""
+    dockerfile = "FROM python:3.12-slim\nWORKDIR /app\nRUN python -c \"open('/app/seed.txt', 'w').write('7')\"\n"
+    task = make_task(tmp_path, dockerfile=dockerfile, solve="echo 7 > /app/answer.txt\n",
+                     test='[ "$(python /app/answer.txt 2>&1; cat /app/answer.txt)" = 7 ] && '
+                          '[ "$(cat /app/seed.txt)" = 7 ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n')
+    solved = episode(task, OraclePolicy())
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert episode(task).reward == 0.0
+
 def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
     task = load_task(make_task(tmp_path, toml='[metadata.polar]\ndocker_only = "needs its own kernel module"\n'))
     assert admit(task.path, "local").skipped.endswith(
