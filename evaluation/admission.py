@@ -62,6 +62,9 @@ async def _play(env: Any, task_id: str) -> Admission:
     except SandboxUnsupported as e:
         admission.skipped = str(e)
         return admission
+    except PolarError as e:  # the task's sandbox cannot be described (a Dockerfile COPY of a file it lacks): this
+        admission.reasons.append(f"its sandbox cannot be made: {type(e).__name__}: {e}")  # task's fault alone
+        return admission
     for label, policy, want in (("oracle", OraclePolicy(), 1.0), ("no-op", ScriptedPolicy(["submit"]), 0.0)):
         try:
             trace = await play_episode(env, policy, seed=0, task_id=task_id)

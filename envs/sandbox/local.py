@@ -304,6 +304,6 @@ class LocalBackend:
             _remove_root(root, disk)
             raise
         sandbox = LocalSandbox(spec, session, root, uid, cgroup, disk, anchor)
-        sandbox.sealed = sealed
+        sandbox.sealed, sandbox.sealed_owner = sealed, uid
         await sandbox.mark_processes()
         return sandbox

@@ -25,6 +25,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -386,6 +387,9 @@ class ShellSandbox:
         """What each marked process ran when it was marked (`program`), and its command line then."""
         self.sealed: dict[str, Path] = {}
         """{sandbox path: host folder} of the spec's `sealed_dirs`, which the backend binds read-only."""
+        self.sealed_owner: int | None = None
+        """The uid the sealed dirs' files are given (the local sandbox's own uid, where polar runs as root), so that
+        they belong to the user the sandbox's commands run as, as Harbor's /tests belongs to its container's root."""
 
     def _path(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self.spec.workdir, path))
@@ -423,7 +427,20 @@ class ShellSandbox:
         if (folder := self.sealed.get(path)) is None:
             raise SandboxError(f"{path} is not a sealed dir of this sandbox (sealed: {', '.join(self.sealed) or 'none'}"
                                f"; the {self.backend} backend seals what SandboxSpec.sealed_dirs names)")
-        await asyncio.to_thread(_refill, folder, files)
+        await asyncio.to_thread(_refill, folder, files, self.sealed_owner)
+
+    async def chmod_sealed(self, path: str, args: list[str]) -> str | None:
+        """Run the host's `chmod` with `args` (options, `--`, a mode, then paths relative to the sealed dir `path`)
+        on the sealed dir's folder, from outside: a mode the sandbox's own chmod cannot set through the read-only
+        bind. None when it was set, else chmod's complaint."""
+        folder = self.sealed[path]
+        split = args.index("--")
+        files = [folder / name for name in args[split + 2:]]
+        if not files or any(f != folder and folder.resolve() not in f.resolve().parents for f in files):
+            raise SandboxError(f"chmod {' '.join(args)}: a path outside the sealed dir {path}")
+        done = await asyncio.to_thread(subprocess.run, ["chmod", *args[:split + 2], *map(str, files)],
+                                       capture_output=True, text=True, timeout=60)
+        return None if done.returncode == 0 else (done.stderr or done.stdout).strip().replace(str(folder), path)
 
     def processes(self) -> dict[int, int]:
         """Every live process of the sandbox, {host pid: start ticks}. Here: the shell and its descendants, which
@@ -474,7 +491,11 @@ def sealed_folders(spec: SandboxSpec, parent: Path) -> dict[str, Path]:
     return folders
 
 
-def _refill(folder: Path, files: dict[str, bytes]) -> None:
+def _refill(folder: Path, files: dict[str, bytes], owner: int | None = None) -> None:
+    folder.chmod(0o755)  # what a chmod_sealed of the last grading set, undone
+    for parent, dirs, _ in os.walk(folder):
+        for name in dirs:
+            os.chmod(os.path.join(parent, name), 0o755)
     for child in folder.iterdir():
         shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
     for name, data in files.items():
@@ -484,3 +505,7 @@ def _refill(folder: Path, files: dict[str, bytes]) -> None:
         target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         target.write_bytes(data)
         target.chmod(0o755)
+    if owner is not None:
+        for parent, dirs, names in os.walk(folder):
+            for path in (parent, *(os.path.join(parent, n) for n in dirs + names)):
+                os.chown(path, owner, owner)

@@ -34,6 +34,7 @@ import json
 import posixpath
 import re
 import shlex
+import shutil
 import time
 import warnings
 import weakref
@@ -42,9 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from polar.cache import cache_dir, locked
-from polar.dockerfile import final_user, parse, stage_chain, stages
+from polar.dockerfile import final_user, parse, repository, stage_chain, stages
 from polar.envs.sandbox.docker import DockerSandbox
+from polar.envs.sandbox.dockerfile.build import SUBSTITUTES
 from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, host_has_debs, plan, replay
+from polar.envs.sandbox.images import PYTHON_IMAGE
 from polar.envs.sandbox.shell import ShellSandbox, command_args, kill_quietly
 from polar.envs.sandbox.site import host_python_version, install_site
 from polar.envs.terminal.changes import (
@@ -67,6 +70,7 @@ from polar.envs.terminal.tamper import (
     local_shadows,
     local_startup_shadows,
     module_shadows,
+    sealed_chmods,
 )
 from polar.envs.terminal.toolbox import (
     INSTALL_INTO_HOME,
@@ -144,6 +148,29 @@ def _local_plan(task: HarborTask) -> list[Step] | str:
 
 TASK_SITE = "/opt/polar-task-site"
 """Where the local sandbox mounts what a task's Dockerfile pip-installs (its image would hold it)."""
+
+
+PYTHON_ALIAS = "/opt/polar-python"
+"""Where the local sandbox mounts a `bin/python` that is the host's python3, for a task on a `python:*` base (whose
+image, and polar's docker stand-in for it, name python3 `python` too) on a host that has no `python`."""
+
+
+def python_alias(task: HarborTask) -> Path | None:
+    """The folder to mount at `PYTHON_ALIAS` for the task in the local sandbox, or None: its base is no `python:*`
+    image, or the host has a `python` of its own."""
+    if task.dockerfile is None or shutil.which("python", path=DEFAULT_PATH) or \
+            (python3 := shutil.which("python3", path=DEFAULT_PATH)) is None:
+        return None
+    chain = stage_chain(stages(parse(task.dockerfile.read_text(), str(task.dockerfile))))
+    if not chain or SUBSTITUTES.get(repository(chain[0].base)) != PYTHON_IMAGE:
+        return None
+    folder = cache_dir("python-alias") / hashlib.sha256(python3.encode()).hexdigest()[:16]
+    if not (folder / "bin" / "python").is_symlink():
+        with locked(folder.parent / f".{folder.name}.lock"):
+            (folder / "bin").mkdir(parents=True, exist_ok=True)
+            if not (folder / "bin" / "python").is_symlink():
+                (folder / "bin" / "python").symlink_to(python3)
+    return folder
 
 
 def task_site(requirements: tuple[str, ...]) -> Path:
@@ -250,6 +277,9 @@ class TerminalFamily:
                 and (requirements := tuple(r for step in found for r in step.requirements)):
             mounts += (Mount(str(task_site(requirements)), TASK_SITE),)  # what the Dockerfile pip-installs
             env = {"PYTHONPATH": TASK_SITE, "PATH": f"{TASK_SITE}/bin:{DEFAULT_PATH}"}
+        if backend is not None and backend not in IMAGE_BACKENDS and (alias := python_alias(task)) is not None:
+            mounts += (Mount(str(alias), PYTHON_ALIAS),)
+            env["PATH"] = f"{env.get('PATH', DEFAULT_PATH)}:{PYTHON_ALIAS}/bin"  # last: it adds `python`, shadows none
         return SandboxSpec(image=task.docker_image, dockerfile=str(task.dockerfile) if task.dockerfile else None,
                            workdir=task.workdir, writable_dirs=WRITABLE_DIRS, sealed_dirs=SEALED_DIRS,
                            mounts=mounts, build_steps=steps,
@@ -426,6 +456,10 @@ class TerminalFamily:
                          error=f"task {task.id}: could not empty {VERIFIER_DIR} for the tests")
         made = await _verifier_dir_owner(sandbox)
         await sandbox.fill_sealed(TESTS_DIR, task.tests)
+        if not (isinstance(sandbox, DockerSandbox) and sandbox.owner):  # test.sh runs as the owner of /tests
+            for args in sealed_chmods(script, TESTS_DIR):  # its chmod inside fails: the bind is read-only
+                if complaint := await sandbox.chmod_sealed(TESTS_DIR, args):
+                    warnings.warn(f"task {task.id}: test.sh's chmod {' '.join(args)}: {complaint}", stacklevel=2)
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         project = 'UV_PROJECT_ENVIRONMENT="$home/.venv" ' if fresh_project_env and needs_toolbox(task.tests) else ""
         command = (f"(home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 1; "

@@ -93,6 +93,57 @@ def command_words(script: str) -> set[str]:
         return words
 
 
+_CHMOD = re.compile(r"(.*/)?chmod")
+_CHMOD_OPTIONS = frozenset({"-R", "--recursive", "-f", "--silent", "--quiet", "-v", "--verbose", "-c", "--changes"})
+_MODE = re.compile(r"0?[0-7]{1,3}|([ugoa]*([-+=]([rwxX]*|[ugo]))+)(,[ugoa]*([-+=]([rwxX]*|[ugo]))+)*")
+"""A chmod mode polar applies for test.sh: permission bits only (no set-id or sticky bit on a file of /tests)."""
+
+
+def sealed_chmods(script: str, sealed: str) -> list[list[str]]:
+    """The `chmod`s of a test script whose every file is the sealed dir `sealed` or in it, as chmod's arguments
+    with those files made relative to it (`chmod -R go-rwx /tests` gives `["-R", "--", "go-rwx", "."]`). Harbor
+    uploads the tests as plain files their script may chmod (hiding an answer key from the unprivileged user its
+    tests run the agent's program as); polar's `/tests` is a read-only bind, so polar applies them from outside. A
+    chmod with any other file, a mode or option it does not know, or a word the shell would expand, is left out."""
+    try:
+        tokens = _tokens(_without_data_heredocs(script))
+    except ValueError:
+        return []
+    found, command, redirect = [], [], False
+    for token in [*tokens, ";"]:
+        if set(token) <= set("<>&") and set(token) & set("<>"):  # a redirection: its fd and target are no files
+            command, redirect = command[:-1] if command[-1:] and command[-1].isdigit() else command, True
+        elif redirect:
+            redirect = False
+        elif token in _SEPARATORS or set(token) <= set(";&|()\n"):
+            words = command
+            while words and (words[0] in _WRAPPERS or "=" in words[0] or re.fullmatch(r"\d+(\.\d+)?[smhd]?", words[0])
+                             or (words[0].startswith("-") and command[0] in _WRAPPERS)):
+                words = words[1:]  # what runs the command (`timeout 5`, `env A=1`)
+            if words and _CHMOD.fullmatch(words[0]) and (args := _sealed_chmod(words[1:], sealed)):
+                found.append(args)
+            command = []
+        else:
+            command.append(token)
+    return found
+
+
+def _sealed_chmod(words: list[str], sealed: str) -> list[str] | None:
+    options = []
+    while words and words[0] in _CHMOD_OPTIONS:
+        options.append(words.pop(0))
+    words = words[1:] if words[:1] == ["--"] else words
+    if len(words) < 2 or not _MODE.fullmatch(words[0]):
+        return None
+    files = []
+    for word in words[1:]:
+        path = posixpath.normpath(word)
+        if re.search(r"[$`*?\[~{]", word) or not (path == sealed or path.startswith(f"{sealed}/")):
+            return None
+        files.append(posixpath.relpath(path, sealed))
+    return [*options, "--", words[0], *files]
+
+
 def _tokens(text: str) -> list[str]:
     """Shell words and operators; every line starts with a `;` (shlex's comments swallow the newline that ends
     them), after continued lines are joined."""

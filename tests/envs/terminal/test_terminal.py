@@ -18,6 +18,7 @@ from support.harbor_tasks import SUBMIT, admit, episode, make_task
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
 from polar.envs.terminal.family import TerminalFamily, _local_plan, local_blocker
+from polar.envs.terminal.tamper import sealed_chmods
 from polar.errors import SandboxUnsupported, TaskFormatError, VerifierError
 from polar.evaluation.admission import admit_suite
 from polar.evaluation.runner import run_episode
@@ -232,6 +233,31 @@ def test_what_a_dockerfile_pip_installs_by_name_the_local_sandbox_mounts(request
     assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-2000:])
 
 
+
+def test_a_dockerfile_the_local_sandbox_cannot_read_rejects_its_task_not_the_suite(bwrap, tmp_path):
+    """A Dockerfile that copies a file its build context lacks is that task's rejection, with the reason; the
+    suite's other tasks are still admitted (it had stopped the whole local admission)."""
+    make_task(tmp_path, "broken", dockerfile="FROM polar/base:bookworm\nWORKDIR /app\nCOPY missing/ /app/missing/\n")
+    make_task(tmp_path, "fine", solve="touch /app/ok\n",
+              test="[ -f /app/ok ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n")
+    _, admissions = asyncio.run(admit_suite(str(tmp_path), env_id="polar/Terminal-v0", sandbox="local", jobs=1))
+    verdicts = {a.task_id: a for a in admissions}
+    assert verdicts["fine"].admitted and not verdicts["broken"].admitted
+    (reason,) = verdicts["broken"].reasons
+    assert "its sandbox cannot be made" in reason and "missing/ is not in the build context" in reason, reason
+
+
+def test_a_python_base_s_python_command_is_there_in_the_local_sandbox(bwrap, tmp_path):
+    """A `python:*` image names python3 `python` (so does polar's docker stand-in); a host without one gets it in
+    the local sandbox, last on PATH, so a Dockerfile's `RUN python ...` and a test's `python` run there too."""
+    dockerfile = "FROM python:3.12-slim\nWORKDIR /app\nRUN python -c \"open('/app/seed.txt', 'w').write('7')\"\n"
+    task = make_task(tmp_path, dockerfile=dockerfile, solve="echo 7 > /app/answer.txt\n",
+                     test='[ "$(python /app/answer.txt 2>&1; cat /app/answer.txt)" = 7 ] && '
+                          '[ "$(cat /app/seed.txt)" = 7 ] && r=1 || r=0\necho $r > /logs/verifier/reward.txt\n')
+    solved = episode(task, OraclePolicy())
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert episode(task).reward == 0.0
+
 def test_a_task_can_say_it_is_docker_only(bwrap, tmp_path):
     task = load_task(make_task(tmp_path, toml='[metadata.polar]\ndocker_only = "needs its own kernel module"\n'))
     assert admit(task.path, "local").skipped.endswith(
@@ -347,6 +373,36 @@ def test_a_family_grades_in_the_agents_own_sandbox_with_pristine_tests(bwrap, tm
     grade = asyncio.run(main())
     assert grade.error is None and grade.components == {"reward": 0.5}, grade.log
 
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_test_sh_s_own_chmod_of_tests_takes_effect_though_tests_is_read_only(request, bwrap, tmp_path, sandbox):
+    """A test.sh that hides its answer key from the unprivileged user it runs the agent's program as (`chmod -R
+    go-rwx /tests`, as third-party tasks do): through the read-only bind that chmod fails, so polar applies it from
+    outside, and an honest solution is not failed by a key left world-readable. A chmod of anything else is not."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    test = ("chmod -R go-rwx /tests 2>/dev/null || true\nchmod 0600 /tests/key.txt 2>/dev/null\n"
+            "chmod 0644 /tests/test.sh /app/answer.txt 2>/dev/null\n"
+            "modes=$(stat -c %a /tests /tests/key.txt /tests/test.sh | tr '\\n' ' ')\necho \"modes: $modes\"\n"
+            '[ "$modes" = "700 600 700 " ] && [ "$(cat /app/answer.txt)" = "$(cat /tests/key.txt)" ] && r=1 || r=0\n'
+            "echo $r > /logs/verifier/reward.txt\n")
+    task = make_task(tmp_path, test=test, solve="echo 42 > /app/answer.txt\n")
+    (task / "tests" / "key.txt").write_text("42\n")
+    solved = episode(task, OraclePolicy(), sandbox)
+    assert (solved.status, solved.reward) == ("completed", 1.0), (solved.error, solved.verifier_log[-2000:])
+    assert "modes: 700 600 700" in solved.verifier_log
+    assert episode(task, SUBMIT, sandbox).reward == 0.0
+
+
+def test_only_test_sh_s_chmods_of_the_sealed_dir_itself_are_applied():
+    script = ("#!/bin/bash\nchmod -R go-rwx /tests 2>/dev/null || true\nchmod 700 /tests/a /app/b\n"
+              "chmod 600 $TESTS/x /tests/*.py /tests/../etc/passwd\necho chmod 700 /tests\n"
+              "cat <<EOF > /app/notes\nchmod 000 /tests/c\nEOF\nchmod 4755 /tests/x; chmod u+s /tests/x\n"
+              "timeout 5 /bin/chmod u+x,go= /tests/run.sh &&"
+              " chmod -- -w /tests/d\n")
+    assert sealed_chmods(script, "/tests") == [["-R", "--", "go-rwx", "."], ["--", "u+x,go=", "run.sh"],
+                                               ["--", "-w", "d"]]
 
 # --- the artefact: what the agent changed, re-graded in a fresh sandbox -------------------------------------------
 
