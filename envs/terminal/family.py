@@ -15,8 +15,9 @@ pristine `tests/` is written from outside into `/tests`, which the sandbox sees 
 agent never saw it; no program the tests run can rewrite it), and test.sh runs from the working directory
 through absolute paths, as `env -i ... /bin/bash --noprofile --norc /tests/test.sh`, with the environment the
 sandbox had after setup (never what the agent exported; no BASH_ENV), a fresh empty HOME, and Python told to
-ignore user site-packages (`PYTHONNOUSERSITE`). Its reward file is
-read by the rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
+ignore user site-packages (`PYTHONNOUSERSITE`), under a supervisor that tells whether it ended by itself (killed or
+stopped by the code it ran is tampering). Its reward file is read by the rule in `polar.tasks.harbor` (reward.json wins
+over reward.txt); no reward file is a verifier error.
 
 The artefact is what the agent changed since setup (`changes.py`): the files, taken after the process reset
 and before the tests are copied in, and which of the task's own processes it ended. `regrade` sets the task up in a
@@ -477,18 +478,18 @@ class TerminalFamily:
         return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")
 
 
-_SUPERVISOR = ("use POSIX ':sys_wait_h'; my $p = fork; defined $p or exit 3; if (!$p) { exec {$ARGV[0]} @ARGV; "
-               "exit 127 } waitpid($p, WUNTRACED) == $p or exit 3; my $s = ${^CHILD_ERROR_NATIVE}; "
-               "if (WIFSTOPPED($s)) { kill 'KILL', $p; waitpid($p, 0); "
-               "print STDERR \"\\npolar: tests/test.sh was stopped by signal \", WSTOPSIG($s), \"\\n\"; exit 87 } "
-               "if (WIFSIGNALED($s)) { print STDERR \"\\npolar: tests/test.sh was killed by signal \", WTERMSIG($s), "
-               "\"\\n\"; exit 86 } print STDERR \"\\npolar: tests/test.sh exited with code \", WEXITSTATUS($s), "
-               "\"\\n\"; exit 0")
-"""Perl (perl-base is Essential on Debian and Ubuntu) that runs test.sh and tells from its wait status whether it
-ended by itself (exit 0), was killed by a signal (86) or stopped (87: it is killed then, rather than left to hang
-until the verifier's timeout). bash's own `$?` cannot: a test.sh killed by SIGKILL and one that ran `exit 137` both
+_SUPERVISOR = ("my $p = fork; defined $p or exit 3; if (!$p) { exec {$ARGV[0]} @ARGV; exit 127 } "
+               "waitpid($p, 2) == $p or exit 3; my $s = ${^CHILD_ERROR_NATIVE}; "
+               "if (($s & 255) == 127) { kill 'KILL', $p; waitpid($p, 0); "
+               "print STDERR \"\\npolar: tests/test.sh was stopped by signal \", $s >> 8, \"\\n\"; exit 87 } "
+               "if ($s & 127) { print STDERR \"\\npolar: tests/test.sh was killed by signal \", $s & 127, \"\\n\"; "
+               "exit 86 } print STDERR \"\\npolar: tests/test.sh exited with code \", $s >> 8, \"\\n\"; exit 0")
+"""Perl (perl-base is Essential on Debian and Ubuntu), builtins only (no module the agent could shadow in @INC), that
+runs test.sh and tells from its raw wait status (`waitpid` with WUNTRACED, 2 on Linux) whether it ended by itself
+(exit 0), was killed by a signal (86) or stopped (87: it is killed then, rather than left to hang until the verifier's
+timeout). bash's own `$?` cannot: a test.sh killed by SIGKILL and one that ran `exit 137` both
 give 137. Any other code means the supervisor itself was killed."""
-SUPERVISED = (f"supervised() {{ if [ -x /usr/bin/perl ]; then how=perl; /usr/bin/env -i /usr/bin/perl -e "
+SUPERVISED = (f"supervised() {{ if [ -x /usr/bin/perl ]; then how=perl; /usr/bin/env -i /usr/bin/perl -f -e "
               f"{shlex.quote(_SUPERVISOR)} \"$@\"; else how=bash; \"$@\"; fi; }}; ")
 """A shell function that runs its command line under the supervisor where the image has perl (started with an empty
 environment, so no PERL5LIB or PERL5OPT reaches it), else straight; `how` says which, decided once (a perl the tests'

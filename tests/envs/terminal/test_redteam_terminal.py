@@ -468,6 +468,18 @@ def test_code_the_tests_run_cannot_write_the_verdict(request, bwrap, tmp_path, s
     assert (trace.status, trace.reward) == (ends, 0.0), (trace.error, trace.verifier_log[-2000:])
 
 
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_a_test_sh_that_exits_137_by_itself_still_counts(request, bwrap, tmp_path, sandbox):
+    """bash's `$?` of a script that ran `exit 137` is that of one killed by SIGKILL; the supervisor's wait status
+    tells them apart, so an honest test.sh that writes its reward and exits so is graded on its reward."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    task = make_task(tmp_path, "exits-137", test="echo 1 > /logs/verifier/reward.txt\nexit 137\n")
+    trace = episode(task, SUBMIT_ONLY, sandbox)
+    assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-2000:])
+    assert "tests/test.sh exited with code 137" in trace.verifier_log
+
+
 LINKS_INTO_THE_TESTS = {
     "straight": "ln -sf /tests/expected.txt /app/out.txt",
     "relative, through a link of its own and the kernel's /proc/self/root": (
