@@ -449,6 +449,10 @@ class TerminalFamily:
         if result.timed_out:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: tests/test.sh ran past its "
                                                          f"{task.verifier_timeout_s:g}s [verifier] timeout_sec")
+        if result.exit_code == _FAULT:
+            await sandbox.reset_processes()
+            return Grade(self.reward.zeros(), f"reward 0: tests/test.sh died of a fault, so it wrote no verdict of its "
+                                              f"own (what the reward file holds does not count)\n{log}")
         if result.exit_code != 0:
             await sandbox.reset_processes()
             why = _ENDINGS.get(result.exit_code, f"the shell that ran tests/test.sh ended with code "
@@ -483,12 +487,15 @@ _SUPERVISOR = ("my $p = fork; defined $p or exit 3; if (!$p) { exec {$ARGV[0]} @
                "if (($s & 255) == 127) { kill 'KILL', $p; waitpid($p, 0); "
                "print STDERR \"\\npolar: tests/test.sh was stopped by signal \", $s >> 8, \"\\n\"; exit 87 } "
                "if ($s & 127) { print STDERR \"\\npolar: tests/test.sh was killed by signal \", $s & 127, \"\\n\"; "
-               "exit 86 } print STDERR \"\\npolar: tests/test.sh exited with code \", $s >> 8, \"\\n\"; exit 0")
+               "exit((grep { $_ == ($s & 127) } 4, 5, 6, 7, 8, 11, 24, 25, 31) ? 89 : 86) } "
+               "print STDERR \"\\npolar: tests/test.sh exited with code \", $s >> 8, \"\\n\"; exit 0")
 """Perl (perl-base is Essential on Debian and Ubuntu), builtins only (no module the agent could shadow in @INC), that
 runs test.sh and tells from its raw wait status (`waitpid` with WUNTRACED, 2 on Linux) whether it ended by itself
-(exit 0), was killed by a signal (86) or stopped (87: it is killed then, rather than left to hang until the verifier's
-timeout). bash's own `$?` cannot: a test.sh killed by SIGKILL and one that ran `exit 137` both
-give 137. Any other code means the supervisor itself was killed."""
+(exit 0), was killed by a signal (86), died of a fault (89: SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS or
+a resource limit's SIGXCPU, SIGXFSZ, which a crash of the agent's program in test.sh's own process gives) or was
+stopped (87: it is killed then, rather than left to hang until the verifier's timeout). bash's own `$?` cannot: a
+test.sh killed by SIGKILL and one that ran `exit 137` both give 137. Any other code means the supervisor itself was
+killed."""
 SUPERVISED = (f"supervised() {{ if [ -x /usr/bin/perl ]; then how=perl; /usr/bin/env -i /usr/bin/perl -f -e "
               f"{shlex.quote(_SUPERVISOR)} \"$@\"; else how=bash; \"$@\"; fi; }}; ")
 """A shell function that runs its command line under the supervisor where the image has perl (started with an empty
@@ -502,7 +509,9 @@ _ENDINGS = {85: "polar could not make the verifier's HOME in /tmp, which the age
             87: "tests/test.sh was stopped by a signal (polar killed it rather than wait for the verifier's timeout)",
             88: "tests/test.sh ended with a code past 128, which bash also gives a script killed by a signal (the "
                 "image has no perl to tell which)"}
-"""What the grading command's exit code says about how test.sh ended; 0 is by itself."""
+"""What the grading command's exit code says about how test.sh ended; 0 is by itself, `_FAULT` a crash (a 0, no
+tampering: the agent's code may crash honestly); any other is tampering."""
+_FAULT = 89
 
 
 async def _replaced_logs(sandbox: Sandbox) -> str | None:
