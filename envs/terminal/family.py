@@ -15,8 +15,9 @@ pristine `tests/` is written from outside into `/tests`, which the sandbox sees 
 agent never saw it; no program the tests run can rewrite it), and test.sh runs from the working directory
 through absolute paths, as `env -i ... /bin/bash --noprofile --norc /tests/test.sh`, with the environment the
 sandbox had after setup (never what the agent exported; no BASH_ENV), a fresh empty HOME, and Python told to
-ignore user site-packages (`PYTHONNOUSERSITE`). Its reward file is
-read by the rule in `polar.tasks.harbor` (reward.json wins over reward.txt); no reward file is a verifier error.
+ignore user site-packages (`PYTHONNOUSERSITE`), under a supervisor that tells whether it ended by itself (killed or
+stopped by the code it ran is tampering). Its reward file is read by the rule in `polar.tasks.harbor` (reward.json wins
+over reward.txt); no reward file is a verifier error.
 
 The artefact is what the agent changed since setup (`changes.py`): the files, taken after the process reset
 and before the tests are copied in, and which of the task's own processes it ended. `regrade` sets the task up in a
@@ -372,9 +373,13 @@ class TerminalFamily:
         if not isinstance(state, _Setup):
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
         changes = await self._changes(task, sandbox, state)
-        if specials := _special_files(changes):
-            why = (f"{specials[0]} is a {changes.specials[specials[0]]}, not a regular file: the tests would block "
-                   "on it or read what no artefact can record (a re-grade would differ)")
+        kinds = {**changes.specials, **await _reachable_specials(sandbox, changes)}
+        why = None
+        if specials := _special_files(kinds):
+            why = (f"{specials[0]} is a {kinds[specials[0]]} (or a symbolic link to one), not a regular file: the "
+                   "tests would block on it or read what no artefact can record (a re-grade would differ)")
+        why = why or _links_into_grading(changes, state.baseline)
+        if why:
             grade = Grade(self.reward.zeros(), f"the tests were not run: {why}", tampered=why)
             grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
             return grade
@@ -449,7 +454,11 @@ class TerminalFamily:
         if found:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
                          "\n".join(found), tampered="; ".join(found)[:2000])
-        clear = (f"rm -rf {VERIFIER_DIR} 2>/dev/null; mkdir -p {VERIFIER_DIR} && "
+        if replaced := await _replaced_logs(sandbox):
+            return Grade(self.reward.zeros(), f"the tests were not run: {replaced}", tampered=replaced)
+        # the local sandbox's shell is the agent's user: a folder it made read-only (chmod 555) is opened up first
+        opened = "" if isinstance(sandbox, DockerSandbox) else f"/bin/chmod -R u+rwx {VERIFIER_DIR} 2>/dev/null; "
+        clear = (f"{opened}rm -rf {VERIFIER_DIR} 2>/dev/null; mkdir -p {VERIFIER_DIR} && "
                  f"[ -z \"$(find {VERIFIER_DIR} -mindepth 1 | head -1)\" ]")
         if (cleared := await _as_root(sandbox, clear, VERIFIER_DIR)).exit_code != 0:
             return Grade(self.reward.zeros(), cleared.output,
@@ -462,18 +471,28 @@ class TerminalFamily:
                     warnings.warn(f"task {task.id}: test.sh's chmod {' '.join(args)}: {complaint}", stacklevel=2)
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         project = 'UV_PROJECT_ENVIRONMENT="$home/.venv" ' if fresh_project_env and needs_toolbox(task.tests) else ""
-        command = (f"(home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 1; "
+        command = (f"({SUPERVISED}home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 85; "
                    f"cd {shlex.quote(task.workdir)} 2>/dev/null || cd /; "
                    + (f"/usr/bin/env -i {assigned} HOME=\"$home\" {INSTALL_INTO_HOME}; " if needs_toolbox(task.tests)
                       else "")
-                   + f"/usr/bin/env -i {assigned} HOME=\"$home\" "
+                   + f"supervised /usr/bin/env -i {assigned} HOME=\"$home\" "
                    + f"{project}/bin/bash --noprofile --norc {TESTS_DIR}/test.sh; "
-                   "code=$?; /bin/rm -rf \"$home\"; exit $code)")
+                   f"code=$?; /bin/rm -rf \"$home\"; {UNSUPERVISED}exit $code)")
         result = await sandbox.exec(command, timeout=task.verifier_timeout_s)
-        log = f"$ bash {TESTS_DIR}/test.sh  (exit code {result.exit_code})\n{result.output[-20_000:]}"
+        log = f"$ bash {TESTS_DIR}/test.sh\n{result.output[-20_000:]}"
         if result.timed_out:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: tests/test.sh ran past its "
                                                          f"{task.verifier_timeout_s:g}s [verifier] timeout_sec")
+        if result.exit_code == _FAULT:
+            await sandbox.reset_processes()
+            return Grade(self.reward.zeros(), f"reward 0: tests/test.sh died of a fault, so it wrote no verdict of its "
+                                              f"own (what the reward file holds does not count)\n{log}")
+        if result.exit_code != 0:
+            await sandbox.reset_processes()
+            why = _ENDINGS.get(result.exit_code, f"the shell that ran tests/test.sh ended with code "
+                               f"{result.exit_code}: it was killed from inside (by the code the tests ran)")
+            return Grade(self.reward.zeros(), log, tampered=f"{why}, so what the reward file holds is not the "
+                                                            "tests' verdict")
         at_exit = await _reward_files(sandbox)
         await sandbox.reset_processes()  # nothing test.sh left running may write the reward once it has exited
         files = await _reward_files(sandbox)
@@ -497,16 +516,118 @@ class TerminalFamily:
         return Grade({"reward": reading.reward}, f"reward {reading.reward:g} from {reading.source}{note}\n{log}")
 
 
+_SUPERVISOR = ("my $p = fork; defined $p or exit 3; if (!$p) { exec {$ARGV[0]} @ARGV; exit 127 } "
+               "waitpid($p, 2) == $p or exit 3; my $s = ${^CHILD_ERROR_NATIVE}; "
+               "if (($s & 255) == 127) { kill 'KILL', $p; waitpid($p, 0); "
+               "print STDERR \"\\npolar: tests/test.sh was stopped by signal \", $s >> 8, \"\\n\"; exit 87 } "
+               "if ($s & 127) { print STDERR \"\\npolar: tests/test.sh was killed by signal \", $s & 127, \"\\n\"; "
+               "exit((grep { $_ == ($s & 127) } 4, 5, 6, 7, 8, 11, 24, 25, 31) ? 89 : 86) } "
+               "print STDERR \"\\npolar: tests/test.sh exited with code \", $s >> 8, \"\\n\"; exit 0")
+"""Perl (perl-base is Essential on Debian and Ubuntu), builtins only (no module the agent could shadow in @INC), that
+runs test.sh and tells from its raw wait status (`waitpid` with WUNTRACED, 2 on Linux) whether it ended by itself
+(exit 0), was killed by a signal (86), died of a fault (89: SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS or
+a resource limit's SIGXCPU, SIGXFSZ, which a crash of the agent's program in test.sh's own process gives) or was
+stopped (87: it is killed then, rather than left to hang until the verifier's timeout). bash's own `$?` cannot: a
+test.sh killed by SIGKILL and one that ran `exit 137` both give 137. Any other code means the supervisor itself was
+killed."""
+SUPERVISED = (f"supervised() {{ if [ -x /usr/bin/perl ]; then how=perl; /usr/bin/env -i /usr/bin/perl -f -e "
+              f"{shlex.quote(_SUPERVISOR)} \"$@\"; else how=bash; \"$@\"; fi; }}; ")
+"""A shell function that runs its command line under the supervisor where the image has perl (started with an empty
+environment, so no PERL5LIB or PERL5OPT reaches it), else straight; `how` says which, decided once (a perl the tests'
+code deletes meanwhile changes nothing)."""
+UNSUPERVISED = ('[ "$how" = perl ] || { echo "polar: tests/test.sh exited with code $code"; '
+                "if [ $code -gt 128 ]; then code=88; else code=0; fi; }; ")
+"""Without perl, bash's `$?` past 128 is taken for a signal (an honest `exit 137` with it)."""
+_ENDINGS = {85: "polar could not make the verifier's HOME in /tmp, which the agent left unwritable",
+            86: "tests/test.sh was killed by a signal that polar did not send",
+            87: "tests/test.sh was stopped by a signal (polar killed it rather than wait for the verifier's timeout)",
+            88: "tests/test.sh ended with a code past 128, which bash also gives a script killed by a signal (the "
+                "image has no perl to tell which)"}
+"""What the grading command's exit code says about how test.sh ended; 0 is by itself, `_FAULT` a crash (a 0, no
+tampering: the agent's code may crash honestly); any other is tampering."""
+_FAULT = 89
+
+
+async def _replaced_logs(sandbox: Sandbox) -> str | None:
+    """Why /logs or /logs/verifier is no longer a directory of its own (a symlink, a file), read with the shell's own
+    tests, or None: polar could not give the tests a fresh output folder there."""
+    probe = (f'for d in /logs {VERIFIER_DIR}; do if [ -L "$d" ]; then echo "$d link"; '
+             'elif [ -e "$d" ] && [ ! -d "$d" ]; then echo "$d file"; fi; done; true')
+    found = (await sandbox.exec(probe, timeout=60)).output.split()
+    if len(found) >= 2:
+        return (f"{found[0]} is a {'symbolic link' if found[1] == 'link' else 'file'}, not the directory polar gives "
+                "the tests for their output: the agent replaced it")
+    return None
+
+
 SOCKET_PLACES = ("/tmp", "/run", "/var/run")
 """Where a socket a daemon left behind is no deliverable the tests read, and no tampering."""
 
 
-def _special_files(changes: Changes) -> list[str]:
-    """The special files the agent made (a FIFO or device node anywhere, a socket outside `SOCKET_PLACES`): a test
-    that opens a FIFO blocks until the verifier's timeout, and none of them goes into the artefact, so a re-grade
-    would see another state."""
-    return sorted(p for p, kind in changes.specials.items()
+def _special_files(kinds: dict[str, str]) -> list[str]:
+    """The special files the agent made or links to, by path (a FIFO or device node anywhere, a socket outside
+    `SOCKET_PLACES`): a test that opens a FIFO blocks until the verifier's timeout, and none of them goes into the
+    artefact, so a re-grade would see another state."""
+    return sorted(p for p, kind in kinds.items()
                   if kind != "socket" or not any(under(p, place) for place in SOCKET_PLACES))
+
+
+UNRECORDED_PLACES = ("/logs", "/dev/shm")
+"""Places the agent can write that the artefact does not record (grading's /logs, the shared-memory tmpfs): the
+tests may still read them, through a symlink of the agent's."""
+
+
+async def _reachable_specials(sandbox: Sandbox, changes: Changes) -> dict[str, str]:
+    """{path: kind} of the special files in `UNRECORDED_PLACES` and of the agent's symlinks whose target is one (a
+    deliverable linked to a FIFO in /logs/agent), read with the shell's own tests, which follow links."""
+    links = [p for p, e in changes.entries.items() if e.kind == "symlink"]
+    probe = ("shopt -s globstar dotglob nullglob; for p in " + " ".join(f"{d}/**" for d in UNRECORDED_PLACES) + " "
+             + " ".join(map(shlex.quote, links)) + '; do if [ -p "$p" ]; then k=fifo; elif [ -S "$p" ]; then '
+             'k=socket; elif [ -b "$p" ] || [ -c "$p" ]; then k=device; else continue; fi; printf \'%s %s\\0\' '
+             '"$k" "$p"; done; true')
+    found = (await sandbox.exec(f"/bin/bash --noprofile --norc -c {shlex.quote(probe)}", timeout=60)).output
+    return {path: kind for kind, _, path in (item.partition(" ") for item in found.split("\0"))
+            if kind in ("fifo", "socket", "device") and path}
+
+
+GRADING_READS = (TESTS_DIR, VERIFIER_DIR, "/proc", "/dev/fd")
+"""What a symlink of the agent's must not lead into: the tests and the verifier's output (filled or written only at
+grading: a link there reads the answer key), and the kernel's links to a process's files (whatever they are then)."""
+
+
+def _links_into_grading(changes: Changes, baseline: Snapshot) -> str | None:
+    """Why a symlink the agent left leads into `GRADING_READS` (resolved through every symlink the snapshots know),
+    or None."""
+    links = {p: e.digest for p, e in (*baseline.entries.items(), *changes.entries.items()) if e.kind == "symlink"}
+    for path in sorted(p for p, e in changes.entries.items() if e.kind == "symlink"):
+        resolved = _resolve(path, links)
+        if where := next((d for d in GRADING_READS if under(resolved, d)), None):
+            return (f"{path} is a symbolic link to {links[path]}, which leads to {resolved}, in {where}: at grading it "
+                    "reads the verifier's own files, not the agent's work")
+    return None
+
+
+_PROC_ROOT = re.compile(r"/proc/(self|thread-self|\d+)(/task/\d+)?/root")
+"""The kernel's link to a process's root: `/` in the sandbox."""
+
+
+def _resolve(path: str, links: dict[str, str], hops: int = 40) -> str:
+    """`path` with every symlink of `links` in it followed, as the kernel would (`..` after a link's target)."""
+    parts, done = [p for p in path.split("/") if p], ""
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            done = done.rsplit("/", 1)[0]
+            continue
+        here = f"{done}/{part}" if part != "." else done
+        target = "/" if _PROC_ROOT.fullmatch(here) else links.get(here)
+        if target is not None and hops > 0:
+            hops -= 1
+            parts = [p for p in target.split("/") if p] + parts
+            done = "" if target.startswith("/") else done
+            continue
+        done = here
+    return done or "/"
 
 
 def _named_rewards(task: HarborTask) -> tuple[str, ...]:

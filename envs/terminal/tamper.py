@@ -36,7 +36,7 @@ from polar.errors import SandboxError
 from polar.protocols import Sandbox
 
 GRADER_TOOLS = ("/bin/bash", "/bin/sh", "/usr/bin/env", "/bin/mktemp", "/bin/rm", "/bin/mkdir", "/bin/tar",
-                "/usr/bin/base64", "/usr/bin/find", "/usr/bin/head")
+                "/usr/bin/base64", "/usr/bin/find", "/usr/bin/head", "/usr/bin/perl")
 """What grading itself runs in the sandbox, by absolute path."""
 ALWAYS_RUN = ("bash", "sh", "env", "python3", "python")
 """Commands a test runs whether or not test.sh names them (a Python test calls `bash` through subprocess)."""
