@@ -323,7 +323,7 @@ DOCKER_PLANTS = {
                           "*) ln -s \"$f\" \"$D/\";; esac; "
                           f"done && {{ cat $S/pathlib.py; printf %s {shlex.quote(HOOK)}; }} > $D/pathlib.py && "
                           + PATHLIB_HOOKED.replace("python3", "python3 -B")),
-        "/usr/bin/lib/python3.11/"),
+        "added /usr/bin/lib/python3.11: "),
     "an nt.py in the image's own site folder": (
         "", DONE_C, armed(f"{put('/usr/local/lib/python3.11/dist-packages/nt.py', NOT_HERE, '644')} && "
                           f"{PATHLIB_HOOKED}"), "/usr/local/lib/python3.11/dist-packages/nt.py"),
