@@ -34,6 +34,7 @@ import hashlib
 import json
 import posixpath
 import re
+import secrets
 import shlex
 import shutil
 import time
@@ -69,8 +70,10 @@ from polar.envs.terminal.tamper import (
     docker_tampering,
     image_startup,
     local_shadows,
+    local_startup,
     local_startup_shadows,
     module_shadows,
+    script_python_path,
     sealed_chmods,
 )
 from polar.envs.terminal.toolbox import (
@@ -353,14 +356,19 @@ class TerminalFamily:
         """What test.sh runs with: the sandbox's environment after setup without start-up hooks, Python kept off the
         user's site-packages, then the task's own [verifier] env. Not PYTHONSAFEPATH: every program the tests run
         inherits it, and the agent's own code that they run (`python3 -m calc`, a script importing its siblings)
-        needs its directory on sys.path; the working directory shadowing a test runner is checked instead."""
+        needs its directory on sys.path; the working directory shadowing a test runner is checked instead.
+        `GIT_TEMPLATE_DIR` empty: a repository the tests `git init` gets no template (git's template folder, which
+        the agent could write, holds a config and attributes naming filters that run). `PYTHONPYCACHEPREFIX`, a
+        folder no one has yet: Python reads and writes compiled modules there only, never in a `__pycache__` beside
+        a source, where the agent's `.pyc` (with the source's time stamp and size) would be run for the source."""
         env = {k: v for k, v in setup.environment.items() if k not in _HOOKS and not k.startswith("BASH_FUNC_")
                and not k.startswith("GIT_CONFIG")}
         git = {"GIT_CONFIG_COUNT": str(len(_GIT_OVERRIDES)), "GIT_PAGER": "cat", "GIT_EDITOR": "true",
                "GIT_TERMINAL_PROMPT": "0"}
         for i, (key, value) in enumerate(_GIT_OVERRIDES.items()):
             git |= {f"GIT_CONFIG_KEY_{i}": key, f"GIT_CONFIG_VALUE_{i}": value}
-        env = {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **git}
+        env = {"PATH": DEFAULT_PATH, **env, "PYTHONNOUSERSITE": "1", **git, "GIT_TEMPLATE_DIR": "",
+               "PYTHONPYCACHEPREFIX": f"/tmp/polar-verifier-pycache.{secrets.token_hex(8)}"}
         if needs_toolbox(task.tests):
             env |= toolbox_env(env["PATH"])
         return {**env, **task.verifier_env}
@@ -436,19 +444,21 @@ class TerminalFamily:
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
         python_path = env.get("PYTHONPATH", "")
+        tests_path = script_python_path(script, python_path, task.workdir)  # with the folders test.sh adds itself
         if isinstance(sandbox, DockerSandbox):
             try:
                 startup = await asyncio.to_thread(image_startup, sandbox.client, sandbox.image, env["PATH"],
-                                                  python_path)
+                                                  tests_path)
             except SandboxError as e:
                 return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
             found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words,
-                                            startup)
+                                            startup, tests_path)
         else:
             places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
-            found = await local_shadows(sandbox, env["PATH"], words, places)
-            found += await local_startup_shadows(sandbox, env["PATH"], python_path, places)
-        found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path) \
+            found = await local_shadows(sandbox, env["PATH"], places)
+            found += await local_startup_shadows(sandbox, env["PATH"], tests_path, places)
+            startup = await local_startup(sandbox, env["PATH"], places)
+        found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path, startup.absent) \
             if not found else []
         found += sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []
         if found:

@@ -52,6 +52,16 @@ _LIBC_MODULES = re.compile(r"^(/usr)?/lib(32|64|x32)?/([^/]+/)*(libnss_[^/]*\.so
 """Code and configuration that libc loads by name at run time: NSS modules, and iconv's gconv modules and their
 `gconv-modules` lists (added ones too: libc loads what nsswitch.conf or a converter names, present in the image or
 not)."""
+_CODE_CONFIG = re.compile(r"^/(etc/(ssl|pki/tls|crypto-policies)|usr(/local)?/(lib/)?ssl)/"
+                          r"(.+/)?[^/]*\.(cnf|conf|config)$")
+"""OpenSSL's configuration (`openssl.cnf`, what it includes, the crypto policies it reads): it names providers and
+engines, shared objects that OpenSSL loads into every process that uses it (Python's `hashlib` and `ssl`, curl,
+git over https) by path."""
+_PREFIX_LANDMARKS = ("lib/", "lib64/", "Lib/", "Modules/", "pybuilddir.txt")
+"""What an interpreter looks for beside its own folder before its configured prefix (CPython's `getpath`: the
+standard library's `lib/python3.N/os.py` and `lib-dynload`, searched from the executable's folder up; a build tree's
+`pybuilddir.txt` and `Modules/Setup.local`): an added one there moves where the interpreter finds its standard
+library."""
 _STARTUP = ("/etc/profile", "/etc/bash.bashrc", "/etc/bash.bash_logout", "/etc/environment", "/etc/gitconfig")
 _PY_HOOKS = ("sitecustomize.py", "usercustomize.py")
 _STEERING = ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "setup.py")
@@ -187,14 +197,67 @@ def _first_words(tokens: list[str]) -> set[str]:
     return words
 
 
-STARTUP_PROBE = r"""for d in $(echo "$PATH" | tr : ' '); do
+ABSENT_PROBE = """import importlib.util, os, pkgutil, sys
+tried = set()
+
+
+class Watch:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if '.' not in name:
+            tried.add(name)
+
+
+out, skip = os.fdopen(os.dup(1), 'w'), ('antigravity', 'this', 'test', 'idlelib', 'tkinter', 'turtle', 'turtledemo',
+                                        'distutils', 'lib2to3', 'ensurepip', 'venv', '__phello__', '_pyrepl', 'pydoc')
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 0), os.dup2(null, 1), os.dup2(null, 2)
+known = set(getattr(sys, 'stdlib_module_names', ()))
+stdlib = os.path.dirname(os.__file__)
+tops = {m.name for m in pkgutil.iter_modules([stdlib, os.path.join(stdlib, 'lib-dynload')])} | known
+sys.meta_path.insert(0, Watch)
+for top in sorted(tops):
+    if top in skip or top.startswith('__'):
+        continue
+    try:
+        module = __import__(top)
+    except BaseException:
+        continue
+    for sub in pkgutil.walk_packages(getattr(module, '__path__', []), top + '.', onerror=lambda name: None):
+        if not any(part in skip or part in ('__main__', 'tests') for part in sub.name.split('.')):
+            try:
+                __import__(sub.name)
+            except BaseException:
+                pass
+sys.meta_path.remove(Watch)
+for name in sorted((tried | known) - {'__main__'}):
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        print('POLAR-ABSENT', name, file=out)
+out.flush()
+os._exit(0)
+"""
+"""Run by a Python from an empty folder: the top-level module names its standard library tries to import when its
+modules and their submodules are imported (a finder first on `sys.meta_path` records every name asked for), and those
+`sys.stdlib_module_names` lists (other platforms' modules and those not built), that it cannot find: `nt` and
+`_winapi` (ntpath, mimetypes), `msvcrt` (subprocess), `org` (copy). The standard library imports them, in `try`
+blocks and on no platform check of its own, so a file of that name on the tests' sys.path is code in their process.
+Modules with side effects (`antigravity`, `__main__`s) and the deprecated or GUI ones are not imported; a name only
+those import (docutils, by distutils) is a real package an agent may install."""
+STARTUP_PROBE = r"""seen=; for d in $(echo "$PATH" | tr : ' '); do
   for f in "$d"/python "$d"/python3 "$d"/python3.[0-9] "$d"/python3.[0-9][0-9]; do
-    [ -x "$f" ] && "$f" -vv -c 'import sys; print("POLAR-SYS-PATH", *sys.path, sep="\n", file=sys.stderr)' 2>&1
+    [ -x "$f" ] || continue
+    "$f" -vv -c 'import sys; print("POLAR-SYS-PATH", *sys.path, sep="\n", file=sys.stderr)' 2>&1
+    r=$(readlink -f "$f"); case " $seen " in *" $r "*) continue;; esac; seen="$seen $r"
+    "$f" -I -c "$POLAR_ABSENT_PROBE" 2>/dev/null
   done
 done; true"""
 """Shell that starts each Python on PATH with `-vv`, which names every file its start-up tries (the `site` module,
 `.pth` files, `sitecustomize` and what it imports, such as Debian's `apport_python_hook`, absent or not), then
-prints its sys.path."""
+prints its sys.path; and runs `ABSENT_PROBE` (in `POLAR_ABSENT_PROBE`) once per interpreter."""
 
 
 class Startup(NamedTuple):
@@ -206,11 +269,25 @@ class Startup(NamedTuple):
     """Top-level module names it looked for along sys.path (an added file of that name in a folder of its path)."""
     folders: frozenset[str] = frozenset()
     """The folders of its sys.path, PYTHONPATH's included even where they do not exist yet."""
+    absent: frozenset[str] = frozenset()
+    """Module names its standard library may import that it lacks (`ABSENT_PROBE`)."""
 
     def reads(self, path: str) -> bool:
         """Whether a file or package at `path` would be imported when Python starts."""
         where, name = posixpath.dirname(path), _module_name(path)
         return (where, name) in self.tries or (where in self.folders and name in self.names)
+
+    def absent_module(self, path: str, folders: Iterable[str] = ()) -> str | None:
+        """The name, when `path` is a module, or Python code in a package, named like one the standard library may
+        import but lacks, in one of its sys.path folders or `folders`: a package's subfolders count, a namespace package
+        (`org/python/core.py`, which `copy` imports) needs no `__init__.py`."""
+        for folder in {*self.folders, *folders}:
+            if path.startswith(f"{folder.rstrip('/')}/"):
+                rel = path[len(folder.rstrip("/")) + 1:]
+                top = rel.split("/")[0]
+                if rel.endswith((".py", ".pyc", ".so")) and _module_name(top) in self.absent:
+                    return _module_name(top)
+        return None
 
 
 def parse_startup(output: str) -> Startup:
@@ -223,7 +300,8 @@ def parse_startup(output: str) -> Startup:
             folders.add(line)
     loaded = {m.group(1) for m in _LOADED.finditer(output)}  # a package found in its folder: no "trying" line
     names = {name for folder, name in tries if folder in folders} | loaded
-    return Startup(tries, frozenset(names), frozenset(folders))
+    absent = {line.split()[1] for line in output.splitlines() if line.startswith("POLAR-ABSENT ")}
+    return Startup(tries, frozenset(names), frozenset(folders), frozenset(absent))
 
 
 _LOADED = re.compile(r"^import '(\w+)[\w.]*' # <_frozen_importlib_external\.", re.MULTILINE)
@@ -243,7 +321,8 @@ def image_startup(client: Any, image: str, search_path: str, python_path: str = 
     whether or not the image had that module (Debian's sitecustomize tries `apport_python_hook`)."""
     import docker
 
-    environment = {"PATH": search_path, "PYTHONNOUSERSITE": "1", **({"PYTHONPATH": python_path} if python_path else {})}
+    environment = {"PATH": search_path, "PYTHONNOUSERSITE": "1", "POLAR_ABSENT_PROBE": ABSENT_PROBE,
+                   **({"PYTHONPATH": python_path} if python_path else {})}
     try:
         key = (client.images.get(image).id, search_path, python_path)
         if key not in _STARTUPS:
@@ -260,9 +339,10 @@ def image_startup(client: Any, image: str, search_path: str, python_path: str = 
 
 
 def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str],
-                     startup: Startup | None = None) -> list[str]:
+                     startup: Startup | None = None, python_path: str = "") -> list[str]:
     """What the agent changed in the container that grading would execute, one line each; [] when nothing.
-    `startup`: what the image's Pythons read when they start (`image_startup`)."""
+    `startup`: what the image's Pythons read when they start (`image_startup`); `python_path`: the tests'
+    PYTHONPATH, whose folders come before the image's own on sys.path."""
     changes = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
     parents = {posixpath.dirname(p) for p in changes}
     stat = cache(lambda path: engine_stat(client, container_id, path))
@@ -271,8 +351,15 @@ def docker_tampering(client: Any, container_id: str, search_path: str, words: It
     found += [f"{kind} {path}: a module that Python's start-up looks for here (`{_module_name(path)}`): it would "
               "run before every test" for path, kind in sorted(changes.items())
               if kind != "deleted" and startup is not None and startup.reads(path)]
+    found += [f"{kind} {path}: `{name}`, a module the standard library imports where it has it (the image lacks "
+              "it): it would run in the tests' Python" for path, kind in sorted(changes.items())
+              if kind != "deleted" and startup is not None and (name := startup.absent_module(path))]
     path_dirs = _canonical(stat, [d for d in search_path.split(":") if d.startswith("/")])
     beside = {*path_dirs, *map(posixpath.dirname, path_dirs)}
+    landmarks = {path for path, kind in changes.items() if kind != "deleted" and any(
+        path.startswith(f"{d}/{mark}") for d in path_dirs for mark in _PREFIX_LANDMARKS)}
+    found += [f"{changes[path]} {path}: where an interpreter on the verifier's PATH looks for its standard library "
+              "before its own prefix" for path in sorted(landmarks) if posixpath.dirname(path) not in landmarks]
     found += [f"{kind} {path}: a virtual-environment marker where an interpreter on the verifier's PATH reads it"
               for path, kind in sorted(changes.items()) if kind != "deleted" and path not in parents
               and posixpath.basename(path) == "pyvenv.cfg" and posixpath.dirname(path) in beside]
@@ -282,6 +369,12 @@ def docker_tampering(client: Any, container_id: str, search_path: str, words: It
                 "/usr/lib/python3/dist-packages", f"/usr/lib/python{version}/dist-packages",
                 f"/usr/lib/python{version}/site-packages"]
         found += _shadows(changes, parents, site, stat, "a Python module", _module_files)
+    first = [f for f in dict.fromkeys(python_path.split(":")) if f.startswith("/")]
+    rest = sorted((startup.folders if startup else frozenset()) - set(first))
+    for i, folder in enumerate(first):
+        found += [line for line in _shadows(changes, parents, [folder, *first[i + 1:], *rest], stat,
+                                            "a Python module on PYTHONPATH", _module_files)
+                  if line.startswith(f"added {folder}/")]
     for word in sorted({*words, *ALWAYS_RUN, *GRADER_TOOLS}):
         found += _resolved(word, path_dirs, changes, stat)
     for path, kind in sorted(changes.items()):
@@ -302,6 +395,8 @@ def _sensitive(path: str, kind: str) -> str | None:
         return "a Python start-up hook"
     if name == "pyvenv.cfg" and (path.startswith(_SYSTEM) or posixpath.dirname(path) in _PREFIXES):
         return "a virtual-environment marker beside the image's interpreters (it moves their prefix)"
+    if _CODE_CONFIG.match(path):
+        return "OpenSSL's configuration, which names the shared objects (providers, engines) OpenSSL loads"
     if name.endswith("._pth"):
         return "a `._pth` file, which an interpreter beside it reads as its whole sys.path"
     if _LIBC_MODULES.match(path):
@@ -330,7 +425,7 @@ def _shadows(changes: dict[str, str], parents: set[str], search: list[str], stat
 
 
 def _module_files(name: str) -> list[str]:
-    module = re.sub(r"(\.cpython-[^.]*)?\.(py|so|pth)$", "", name)
+    module = re.sub(r"(\.cpython-[^.]*)?\.(py|pyc|so|pth)$", "", name)
     return [module, f"{module}.py"]
 
 
@@ -412,20 +507,30 @@ def _read(client: Any, container_id: str, path: str, limit: int = 1 << 20) -> by
 # --- local: what the agent could write ---------------------------------------------------------------------
 
 
-async def local_shadows(sandbox: Sandbox, search_path: str, words: Iterable[str], writable: Iterable[str]) -> list[str]:
-    """Commands of test.sh that PATH finds in a place the agent could write while a later directory has its own, and
-    a `._pth` file in a folder of PATH the agent could write."""
+async def local_shadows(sandbox: Sandbox, search_path: str, writable: Iterable[str]) -> list[str]:
+    """Files in a folder of PATH the agent could write (or a relative one) that a later folder of PATH also has:
+    whatever the tests run by that name, test.sh or a program it starts (a Python test calling `wc` through
+    subprocess), would be the agent's, as docker's comparison with the image finds; and a `._pth` file in a folder
+    of PATH the agent could write."""
     roots = tuple(f"{w.rstrip('/')}/" for w in writable)
-    names = sorted({w for w in {*words, *ALWAYS_RUN} if "/" not in w})
     listing = await sandbox.exec(
-        f"(p={shlex.quote(search_path)}; IFS=:; for w in {' '.join(map(shlex.quote, names))}; do for d in $p; do "
-        "[ -f \"$d/$w\" ] && printf '%s %s\\n' \"$w\" \"$d/$w\"; done; done; true)", timeout=30)
-    hits: dict[str, list[str]] = {}
+        f"(p={shlex.quote(search_path)}; IFS=:; for d in $p; do printf 'D %s\\n' \"$d\"; "
+        "for f in \"$d\"/* \"$d\"/.[!.]*; do { [ -f \"$f\" ] || [ -L \"$f\" ]; } && "
+        "printf 'F %s\\n' \"${f##*/}\"; done; done; true)", timeout=30)
+    folders: list[tuple[str, set[str]]] = []
     for line in listing.output.splitlines():
-        word, _, path = line.partition(" ")
-        hits.setdefault(word, []).append(path)
-    found = [f"{paths[0]} shadows {paths[1]} on PATH for test.sh's `{word}`" for word, paths in sorted(hits.items())
-             if len(paths) > 1 and (paths[0].startswith(roots) or not paths[0].startswith("/"))]
+        if line.startswith("D "):
+            folders.append((line[2:], set()))
+        elif line.startswith("F ") and folders:
+            folders[-1][1].add(line[2:])
+    found = []
+    for i, (folder, files) in enumerate(folders):
+        if not (f"{folder.rstrip('/')}/".startswith(roots) or not folder.startswith("/")):
+            continue
+        for name in sorted(files):
+            later = next((f"{d}/{name}" for d, names in folders[i + 1:] if name in names and d != folder), None)
+            if later is not None:
+                found.append(f"{folder}/{name} shadows {later} on PATH for what the tests run as `{name}`")
     writable = [d for d in search_path.split(":") if f"{d.rstrip('/')}/".startswith(roots)]
     if writable:  # an interpreter there reads `<its name>._pth` beside it as its whole sys.path
         pth = await sandbox.exec("for d in " + " ".join(map(shlex.quote, writable)) + "; do for f in \"$d\"/*._pth; do "
@@ -435,14 +540,17 @@ async def local_shadows(sandbox: Sandbox, search_path: str, words: Iterable[str]
     return found
 
 
-_MODULE_RUN = re.compile(r"\bpython[\d.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_]\w*)")
-_CWD_FIRST = re.compile(r"(?<![\w.-])python[\d.]*((?:[ \t]+-[A-Za-z]+)*)(?:[ \t]+(?:-[A-Za-z]*[cm]|-)(?=[\s'\"])"
+_OPTION_ARGUMENT = r"-[A-Za-z]*[WX][ \t]*[^\s-]\S*|--check-hash-based-pycs[ \t]+\S+"
+"""A Python option that takes an argument (`-W ignore`, `-X dev`): the argument is no option of its own."""
+_MODULE_RUN = re.compile(rf"\bpython[\d.]*\s+(?:(?:{_OPTION_ARGUMENT}|-[A-Za-z]+)\s+)*-m\s*([A-Za-z_]\w*)")
+_CWD_FIRST = re.compile(rf"(?<![\w.-])python[\d.]*((?:[ \t]+(?:{_OPTION_ARGUMENT}|-[A-Za-z]+))*)"
+                        r"(?:[ \t]+(?:-[A-Za-z]*[cm]|-)(?=[\s'\"])"
                         r"|[ \t]*(?=[<|;&)\n]|$))", re.MULTILINE)
 """A Python that test.sh starts with `-c`, `-m`, `-` or its program on stdin (nothing after it but a redirection or
 the command's end): each puts the working directory first on sys.path (unless `-I` or `-P`)."""
 _FIND = ("import sys\n"
          "started = {m.split('.')[0] for m in sys.modules} | set(sys.builtin_module_names)\n"
-         "root, names, loaded = sys.argv[1], sys.argv[2:], set()\n"
+         "spec, absent, names, loaded = sys.argv[1], set(sys.argv[2].split(',')) - {''}, sys.argv[3:], set()\n"
          "for n in names:\n"  # first, so that nothing of the probe's own is counted as what they load
          "    try:\n"
          "        __import__(n)\n"
@@ -452,21 +560,27 @@ _FIND = ("import sys\n"
          "loaded |= {m.split('.')[0] for m in sys.modules} - started\n"
          "import importlib.metadata as md, os, pkgutil\n"
          "loaded |= {e.value.split(':')[0].split('.')[0] for e in md.entry_points(group='pytest11')}\n"
-         "if root.startswith('*'):\n"
-         "    root = root[1:]\n"
+         "if spec.startswith('*'):\n"
          "    loaded |= {m.name for m in pkgutil.iter_modules([p for p in sys.path if p and p != os.getcwd()])}\n"
-         "loaded -= started - set(names)\n"
-         "ls = os.listdir(root) if os.path.isdir(root) else []\n"
-         "for m in sorted(loaded):\n"
-         "    here = [f for f in ls if f in (m + '.py', m + '.pyc') or f.startswith(m + '.') and f.endswith('.so')\n"
-         "            or f == m and os.path.isfile(os.path.join(root, f, '__init__.py'))]\n"
-         "    if here:\n"
-         "        print(os.path.join(root, here[0]), m)\n")
+         "loaded = (loaded - (started - set(names))) | absent\n"
+         "def code(d):\n"
+         "    return any(f.endswith(('.py', '.pyc', '.so')) for _, _, fs in os.walk(d) for f in fs)\n"
+         "for root in dict.fromkeys(spec.lstrip('*').split(':')):\n"
+         "    ls = os.listdir(root) if os.path.isdir(root) else []\n"
+         "    for m in sorted(loaded):\n"
+         "        here = [f for f in ls if f in (m + '.py', m + '.pyc')\n"
+         "                or f.startswith(m + '.') and f.endswith('.so')\n"
+         "                or f == m and os.path.isfile(os.path.join(root, f, '__init__.py'))\n"
+         "                or f == m and m in absent and code(os.path.join(root, f))]\n"
+         "        if here:\n"
+         "            print(os.path.join(root, here[0]), m)\n")
 """Run by the sandbox's python3 from an empty folder (the working directory is not on its path): each module named
 (what test.sh runs with `-m`, what its `-c` programs import) that the system has, imported, and every module that
 import loaded (and pytest's plugins by their entry points), but those loaded before the working directory joins
-sys.path: the ones a file or package in the working directory would shadow. A root given as `*DIR` adds every
-top-level module the system's Python can import (a program polar cannot read: stdin, `-`)."""
+sys.path: the ones a file or package in the working directory would shadow. The roots are `:`-separated; given as
+`*ROOTS`, every top-level module the system's Python can import counts (a program polar cannot read: stdin, `-`).
+The second argument, `,`-separated: names the standard library imports but the system lacks (`ABSENT_PROBE`), which
+count always, as a namespace package holding Python code too."""
 
 
 def _programs_imports(script: str) -> tuple[set[str], bool]:
@@ -496,8 +610,34 @@ def _programs_imports(script: str) -> tuple[set[str], bool]:
     return names, True
 
 
+_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo|\belse)[ \t]*cd[ \t]+(\"[^\"$`]*\"|'[^']*'|[^\s;&|)$`~'\"]+)(?=[\s;&|)]|$)",
+                 re.MULTILINE)
+
+
+def python_roots(script: str, workdir: str) -> list[str]:
+    """The folders a Python that test.sh starts may run from: the working directory and every folder test.sh `cd`s
+    into (a relative one, without `..`, from the working directory)."""
+    found = [m.group(1).strip("'\"") for m in _CD.finditer(script)]
+    return list(dict.fromkeys([workdir, *(posixpath.normpath(posixpath.join(workdir, f)) for f in found
+                                          if f != "-" and ".." not in f.split("/"))]))
+
+
+_PYTHONPATH = re.compile(r"(?<![\w$])PYTHONPATH=(\"[^\"]*\"|'[^']*'|[^\s;&|)]*)")
+
+
+def script_python_path(script: str, python_path: str, workdir: str) -> str:
+    """The verifier's PYTHONPATH with the folders test.sh sets it to itself (`PYTHONPATH=/app/lib python3 ...`,
+    `export PYTHONPATH=...`; `$PYTHONPATH` in it is the verifier's, a relative folder is from the working
+    directory): every folder a Python of the tests may have first on sys.path."""
+    folders = [f for f in python_path.split(":") if f]
+    for m in _PYTHONPATH.finditer(script):
+        value = re.sub(r"\$\{?PYTHONPATH\}?", python_path, m.group(1).strip("'\""))
+        folders += [posixpath.normpath(posixpath.join(workdir, f)) for f in value.split(":") if f and "$" not in f]
+    return ":".join(dict.fromkeys(folders))
+
+
 async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_path: str,
-                         python_path: str = "") -> list[str]:
+                         python_path: str = "", absent: Iterable[str] = ()) -> list[str]:
     """Modules that a Python test.sh starts with the working directory first on sys.path (`-m pytest`, `-c`, `-`,
     a program on stdin) could import, and that the working directory shadows: an agent's `pytest.py` there would be
     the test runner, its `iniconfig.py` or `socket.py` code in the tests' process. What such a Python loads is
@@ -505,40 +645,76 @@ async def module_shadows(sandbox: Sandbox, script: str, workdir: str, search_pat
     those import; for a program polar cannot read (stdin, `-`, an import named at run time) every module the system
     has. Modules loaded at start-up, before the working directory joins sys.path, are not shadowed. The agent's own
     package run as `python -m <it>` is no shadow: the system has no module of that name; nor is a folder without
-    `__init__.py` (a namespace portion loses to the system's module wherever it is on the path)."""
-    invocations = [m for m in _CWD_FIRST.finditer(script) if not re.search(r"[IP]", m.group(1))]
+    `__init__.py` (a namespace portion loses to the system's module wherever it is on the path). `absent`: names the
+    standard library imports and the system lacks (`Startup.absent`), shadowed by any module of that name. Every
+    folder test.sh `cd`s into counts as a working directory."""
+    invocations = [m for m in _CWD_FIRST.finditer(script)
+                   if not re.search(r"(^|\s)-[A-Za-z]*[IP]", re.sub(_OPTION_ARGUMENT, "", m.group(1)))]
     if not invocations:
         return []
     imported, readable = _programs_imports(script)
     names = sorted(set(_MODULE_RUN.findall(script)) | imported)
     unread = not readable or any(not re.search(r"-[A-Za-z]*[cm]\b", m.group(0)) for m in invocations)
-    root = f"*{workdir}" if unread else workdir
+    roots = ":".join(python_roots(script, workdir))
+    root = f"*{roots}" if unread else roots
     # from an empty folder of its own, with the verifier's PATH and PYTHONPATH (a task's mounted site) and no other
     # setting, so that nothing of the agent's is on this Python's path
     result = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
                                 f"PYTHONPATH={shlex.quote(python_path)} python3 -s -c {shlex.quote(_FIND)} "
-                                f"{shlex.quote(root)} {' '.join(names)}; cd / && /bin/rm -rf \"$d\"", timeout=60)
+                                f"{shlex.quote(root)} {shlex.quote(','.join(sorted(absent)))} {' '.join(names)}; "
+                                "cd / && /bin/rm -rf \"$d\"", timeout=60)
     how = " / ".join(dict.fromkeys(" ".join(m.group(0).split()) for m in invocations))
-    return [f"{path} shadows the module `{name}`, which a Python test.sh starts from {workdir} ({how}) would import"
+    return [f"{path} shadows the module `{name}`, which a Python test.sh starts from {posixpath.dirname(path)} ({how}) "
+            "would import"
             for path, _, name in (line.partition(" ") for line in result.output.splitlines()) if name]
+
+
+_LOCAL_STARTUPS: dict[str, Startup] = {}
+"""`local_startup`'s answers by the PATH asked: the host's system, read-only to every sandbox, does not change."""
+
+
+async def local_startup(sandbox: Sandbox, search_path: str, writable: Iterable[str]) -> Startup:
+    """What the system's Pythons read when they start and the names their standard library imports but lacks, asked
+    of the Pythons in the folders of PATH the agent could not write, with no PYTHONPATH, from an empty folder:
+    nothing of the agent's is on their path or runs."""
+    roots = tuple(f"{w.rstrip('/')}/" for w in writable)
+    system = ":".join(d for d in search_path.split(":")
+                      if d.startswith("/") and not f"{d.rstrip('/')}/".startswith(roots))
+    if system not in _LOCAL_STARTUPS:
+        probe = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(system)} "
+                                   f"PYTHONNOUSERSITE=1 POLAR_ABSENT_PROBE={shlex.quote(ABSENT_PROBE)} /bin/sh -c "
+                                   f"{shlex.quote(STARTUP_PROBE)}; cd / && /bin/rm -rf \"$d\"", timeout=120)
+        _LOCAL_STARTUPS[system] = parse_startup(probe.output)
+    return _LOCAL_STARTUPS[system]
 
 
 async def local_startup_shadows(sandbox: Sandbox, search_path: str, python_path: str,
                                 writable: Iterable[str]) -> list[str]:
-    """Files in a PYTHONPATH folder the agent could write, named like a module that Python's start-up looks for
-    (`sitecustomize`, what it imports, `encodings`): PYTHONPATH comes first on sys.path, so such a file runs before
-    every test. The names are asked of the system's Pythons with no PYTHONPATH, from an empty folder: nothing of the
-    agent's is on their path."""
+    """Files in a PYTHONPATH folder the agent could write (the verifier's, or one test.sh sets), named like a module
+    that Python's start-up looks for (`sitecustomize`, what it imports, `encodings`), like one the system has
+    (`pathlib.py`), or Python code named like a module the standard library imports but the system lacks
+    (`_winapi`, `org/python/core.py`): PYTHONPATH comes first on sys.path, so such a file runs before or during
+    every test."""
+    writable = list(writable)
     roots = tuple(f"{w.rstrip('/')}/" for w in writable)
     folders = [f for f in python_path.split(":") if f and f"{f.rstrip('/')}/".startswith(roots)]
     if not folders:
         return []
-    probe = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
-                               f"PYTHONNOUSERSITE=1 /bin/sh -c {shlex.quote(STARTUP_PROBE)}; "
-                               "cd / && /bin/rm -rf \"$d\"", timeout=60)
-    names = parse_startup(probe.output).names
+    startup = await local_startup(sandbox, search_path, writable)
     listing = await sandbox.exec("for d in " + " ".join(map(shlex.quote, folders)) + "; do "
                                  "[ -d \"$d\" ] && for f in \"$d\"/* \"$d\"/.[!.]*; do [ -e \"$f\" ] && echo \"$f\"; "
-                                 "done; done; true", timeout=30)
-    return [f"{path}: a module that Python's start-up looks for on PYTHONPATH (`{_module_name(path)}`): it would run "
-            "before every test" for path in listing.output.splitlines() if _module_name(path) in names]
+                                 "done; [ -d \"$d\" ] && find \"$d\" -mindepth 2 -maxdepth 6 \\( -name '*.py' -o "
+                                 "-name '*.pyc' -o -name '*.so' \\) -print; done; true", timeout=30)
+    found = [f"{path}: a module that Python's start-up looks for on PYTHONPATH (`{_module_name(path)}`): it would run "
+             "before every test" for path in listing.output.splitlines()
+             if path.startswith("/") and posixpath.dirname(path) in folders and _module_name(path) in startup.names]
+    found += [f"{path}: `{name}`, a module the standard library imports where it has it (the system lacks it), on "
+              "PYTHONPATH: it would run in the tests' Python" for path in listing.output.splitlines()
+              if path.startswith("/") and (name := startup.absent_module(path, folders))]
+    system = ":".join(f for f in python_path.split(":") if f and f not in folders)
+    shadows = await sandbox.exec(f"d=$(/bin/mktemp -d) && cd \"$d\" && /usr/bin/env -i PATH={shlex.quote(search_path)} "
+                                 f"PYTHONPATH={shlex.quote(system)} python3 -s -c {shlex.quote(_FIND)} "
+                                 f"{shlex.quote('*' + ':'.join(folders))} ''; cd / && /bin/rm -rf \"$d\"", timeout=60)
+    found += [f"{path} shadows the module `{name}` on PYTHONPATH, ahead of the system's"
+              for path, _, name in (line.partition(" ") for line in shadows.output.splitlines()) if name]
+    return found
