@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 from polar.envs.sandbox.docker import owner_labels
 from polar.errors import SandboxError
 from polar.protocols import Sandbox
+from polar.python_ast import parse_python
 
 GRADER_TOOLS = ("/bin/bash", "/bin/sh", "/usr/bin/env", "/bin/mktemp", "/bin/rm", "/bin/mkdir", "/bin/tar",
                 "/usr/bin/base64", "/usr/bin/find", "/usr/bin/head", "/usr/bin/perl")
@@ -596,7 +597,7 @@ def _programs_imports(script: str) -> tuple[set[str], bool]:
                                                           for w in tokens[max(0, i - 4):i])):
             continue
         try:
-            tree = ast.parse(tokens[i + 1])
+            tree = parse_python(tokens[i + 1])
         except (SyntaxError, ValueError):
             return names, False
         for node in ast.walk(tree):
