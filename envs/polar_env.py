@@ -31,7 +31,7 @@ from polar.envs.registration import load_family
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.pool import PooledBackend
 from polar.envs.spaces import ModelReplySpace, ModelRequestSpace
-from polar.errors import HarnessError, SandboxEndedFromInside, SandboxError, TaskFormatError
+from polar.errors import HarnessError, SandboxError, TaskFormatError
 from polar.harnesses import make_harness
 from polar.protocols import EnvFamily, Grade, Harness, HarnessExit, HarnessRun, Sandbox, ToolSet
 from polar.tasks import select_tasks
@@ -245,8 +245,6 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
                 nxt = await _wait(ep.run.advance(reply), ep.deadline - started)
         except TimeoutError:
             status, error = "timeout", f"the episode's {ep.time_limit_s:g}s time limit ran out"
-        except SandboxEndedFromInside as e:  # the agent's doing: a verdict (0), not a broken sandbox
-            status, error = "tampered", str(e)
         except SandboxError as e:
             status, error = "sandbox_error", str(e)
         except HarnessError as e:
@@ -286,8 +284,6 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
                     await run.stop()
                 await ep.sandbox.reset_processes()
                 grade = await self.family.grade(ep.task, ep.sandbox, self.backend, ep.state)
-            except SandboxEndedFromInside as e:  # ended from inside during the agent's turn: the agent's failure
-                grade = Grade(self.family.reward.zeros(), error=None, tampered=str(e))
             except SandboxError as e:  # the sandbox broke under grading: the sandbox's failure, not the verifier's
                 grade = Grade(self.family.reward.zeros(), error=f"grading failed: the sandbox broke: {e}")
                 status, error = "sandbox_error", grade.error

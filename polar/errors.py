@@ -13,12 +13,6 @@ class SandboxError(PolarError):
     """A sandbox could not start, run a command, or stop."""
 
 
-class SandboxEndedFromInside(SandboxError):
-    """The sandbox ended while polar held it and nothing outside ended it (not polar, not the memory cap, not the
-    engine): something done inside, during the agent's turn, did. The agent's failure, not the sandbox's: the env ends
-    the episode `tampered` with this reason and reward 0, a verdict, rather than `sandbox_error`."""
-
-
 class SandboxUnsupported(SandboxError):
     """The task cannot run on this sandbox backend at all (a docker-only task in the local sandbox): admission
     skips it there, an episode ends with status `sandbox_error` and this reason."""

@@ -109,17 +109,6 @@ class Cgroup:
         except OSError:
             return None
 
-    def oom_kills(self) -> int:
-        """How many of the sandbox's processes the kernel killed for its memory cap (0 when it cannot tell)."""
-        memory = self.dirs[0]
-        for name in ("memory.events", "memory.oom_control"):  # v2, v1
-            with contextlib.suppress(OSError, ValueError):
-                for line in (memory / name).read_text().splitlines():
-                    key, _, value = line.partition(" ")
-                    if key == "oom_kill":
-                        return int(value)
-        return 0
-
     def enter_command(self) -> str:
         """Shell that moves itself into the cgroup; `exec` the sandbox after it so all of it lands there."""
         return " && ".join(f"echo $$ > {d}/cgroup.procs" for d in self.dirs)

@@ -1,7 +1,6 @@
 """The docker sandbox: one container per sandbox, with no network, capped memory, process count, CPU and disk.
 
-The container's init is `INIT` (shell.py): nothing inside can stop it, so nothing the agent does from inside ends the
-container before it is graded, and it reaps the orphans it adopts. Commands go through one persistent
+The container runs `sleep infinity` under a tiny init that reaps zombies; commands go through one persistent
 `docker exec -i <id> bash` running the shared driver (`shell.py`), so a round trip is a pipe write, not a new
 exec. The driver's processes belong to the container runtime, not to the `docker exec` client, so the session
 finds a command's processes as those in the container's cgroup born since it began (a double-forked daemon that
@@ -35,7 +34,6 @@ from polar.envs.sandbox.dockerfile.build import describe_bases, image_bases, ima
 from polar.envs.sandbox.images import build_base_image
 from polar.envs.sandbox.shell import (
     DRIVER,
-    INIT,
     ShellSandbox,
     ShellSession,
     descendants,
@@ -43,7 +41,7 @@ from polar.envs.sandbox.shell import (
     proc_stat,
     sealed_folders,
 )
-from polar.errors import SandboxEndedFromInside, SandboxError
+from polar.errors import SandboxError
 from polar.protocols import ExecResult, SandboxSpec
 
 LABEL = "polar.sandbox"
@@ -232,31 +230,6 @@ class DockerSandbox(ShellSandbox):
     def processes(self) -> dict[int, int]:
         return _container_processes(self.container_id)
 
-    async def reset_processes(self) -> None:
-        """As every sandbox's, once the container is known to run: one that ended while polar held it, with the
-        engine up and not for its memory cap, was ended from inside (`SandboxEndedFromInside`)."""
-        if not self.stopped:
-            await asyncio.to_thread(self._check_running)
-        await super().reset_processes()
-
-    def _check_running(self) -> None:
-        import docker
-
-        try:
-            state = self.client.api.inspect_container(self.container_id).get("State") or {}
-        except docker.errors.NotFound as e:
-            raise SandboxError(f"the sandbox container {self.container_id[:12]} was removed from outside") from e
-        except docker.errors.DockerException as e:
-            raise SandboxError(f"the Docker engine does not answer about the sandbox container: {e}") from e
-        if state.get("Running"):
-            return
-        if state.get("OOMKilled"):
-            raise SandboxError("the sandbox container ended: the kernel killed its init for its memory cap")
-        raise SandboxEndedFromInside(
-            f"the sandbox container's init ended (exit code {state.get('ExitCode')}) while polar held it, with the "
-            "engine up and not for its memory cap: something done inside the container ended it (nothing inside may "
-            "signal its init; a ptrace of it can); nothing is left to grade")
-
     async def stop(self) -> None:
         if self.stopped:
             return
@@ -309,7 +282,7 @@ class DockerBackend:
         cpus = {"nano_cpus": round(spec.cpus * 1e9)} if spec.cpus else {}
         try:
             container = self.client.containers.create(  # `create`, unlike `run`, never pulls from a registry
-                image, ["/bin/bash", "-c", INIT], stdin_open=True, network_mode="none", pids_limit=spec.max_processes,
+                image, ["sleep", "infinity"], init=True, network_mode="none", pids_limit=spec.max_processes,
                 working_dir=spec.workdir, hostname="polar", labels=owner_labels(), **memory, **cpus,
                 environment={"LANG": "C.UTF-8", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat", **spec.env},
                 volumes={**{m.host_path: {"bind": m.sandbox_path, "mode": "ro" if m.read_only else "rw"}

@@ -29,7 +29,6 @@ from polar.envs.sandbox.cgroup import Cgroup
 from polar.envs.sandbox.disk import CappedDir
 from polar.envs.sandbox.shell import (
     DRIVER,
-    INIT,
     ShellSandbox,
     ShellSession,
     descendants,
@@ -38,7 +37,7 @@ from polar.envs.sandbox.shell import (
     proc_stat,
     sealed_folders,
 )
-from polar.errors import SandboxEndedFromInside, SandboxError
+from polar.errors import SandboxError
 from polar.protocols import SandboxSpec
 
 _UIDS = itertools.count()
@@ -127,12 +126,8 @@ class LocalSandbox(ShellSandbox):
             raise SandboxError("the local sandbox keeps processes the task's setup started (its services) across a "
                                "process reset only when polar runs as root; run as root, or use sandbox='docker'")
         if self.anchor is not None and not self.anchor.alive():
-            if self.cgroup is not None and self.cgroup.oom_kills():
-                raise SandboxError("the local sandbox's anchor process is gone: the kernel killed processes of the "
-                                   "sandbox for its memory cap; start a new sandbox")
-            raise SandboxEndedFromInside(  # polar stops it only in `stop`, and nothing inside may signal its init
-                "the local sandbox's init (its anchor) ended while polar held it, not for its memory cap: something "
-                "done inside the sandbox (a ptrace of its init) ended it; nothing is left to grade")
+            raise SandboxError("the local sandbox's anchor process is gone (killed from inside the sandbox): "
+                               "nothing is left to enter; start a new sandbox")
         await super().reset_processes()
 
     async def stop(self) -> None:
@@ -162,22 +157,20 @@ def _remove_root(root: Path, disk: CappedDir | None) -> None:
 
 
 class _Anchor:
-    """The bubblewrap sandbox's main process when polar is root: it holds the namespaces that every shell enters, so a
-    shell can be killed and replaced while the sandbox and its services live on. It is the pid namespace's init
-    (`--as-pid-1`) running `INIT` on a pipe polar holds open, so nothing inside can kill it (bubblewrap's own init,
-    with the anchor as its child, would have ended the sandbox when the agent killed that child)."""
+    """The bubblewrap sandbox's main process when polar is root (`sleep infinity`): it holds the namespaces that
+    every shell enters, so a shell can be killed and replaced while the sandbox and its services live on."""
 
     def __init__(self, proc: asyncio.subprocess.Process, pid: int, started: int):
         self.proc, self.pid, self.started = proc, pid, started
 
     @classmethod
     async def start(cls, argv: list[str], wait_s: float = 10.0) -> _Anchor:
-        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.PIPE,
+        proc = await asyncio.create_subprocess_exec(*argv, stdin=asyncio.subprocess.DEVNULL,
                                                     stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline and proc.returncode is None:
             for pid, started in descendants(proc.pid).items():
-                if _namespace_init(pid):
+                if _comm(pid) == "sleep":
                     return cls(proc, pid, started)
             await asyncio.sleep(0.01)
         kill_quietly(proc.pid)
@@ -194,14 +187,12 @@ class _Anchor:
         await self.proc.wait()
 
 
-def _namespace_init(pid: int) -> bool:
-    """Whether the process is pid 1 of a pid namespace below this one (its last `NSpid` is 1)."""
+def _comm(pid: int) -> str:
     try:
-        with open(f"/proc/{pid}/status") as f:
-            nspid = next((ln.split()[1:] for ln in f if ln.startswith("NSpid:")), [])
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
     except OSError:
-        return False
-    return len(nspid) > 1 and nspid[-1] == "1"
+        return ""
 
 
 def _uid_processes(uid: int) -> dict[int, int]:
@@ -297,7 +288,7 @@ class LocalBackend:
             if uid is None:  # bubblewrap's own child is the shell
                 session = ShellSession([*argv, *shell], **limits)
             else:  # an anchor holds the sandbox; each shell enters it from outside, as the sandbox's uid
-                anchor = await _Anchor.start([*enter, *argv, "--as-pid-1", "bash", "-c", INIT])
+                anchor = await _Anchor.start([*enter, *argv, "sleep", "infinity"])
                 session = ShellSession([*enter, self.nsenter or "nsenter", f"--target={anchor.pid}", "--user",
                                         "--mount", "--pid", "--net", "--ipc", "--uts", "--cgroup", "--root", "--wd",
                                         f"--setuid={uid}", f"--setgid={uid}", "--", "setpriv", "--no-new-privs", "--",

@@ -46,14 +46,6 @@ done
 bare `1>&1`), which bash puts back when the group ends: a command that closes or redirects them (`exec 1>&-`,
 `exec >/dev/null`) loses its own output, not the driver's, so the end marker still arrives."""
 
-INIT = 'trap "" HUP INT QUIT TERM USR1 USR2 ALRM PIPE; while :; do read -r _ || exec sleep infinity; done'
-"""What a sandbox's init (pid 1 of its pid namespace) runs under `bash -c`, with a pipe that polar holds open as its
-stdin. The kernel gives a namespace's init only the signals it handles when they come from inside the namespace, and
-this one handles none (SIGKILL and SIGSTOP included), so nothing the agent does from inside can end the sandbox before
-it is graded; only polar, from outside, can. Blocked in a builtin `read`, it starts no process of its own (a process
-reset that kills everything unmarked has nothing it respawns), and bash reaps every child it adopts: a double-forked
-daemon leaves no zombie to count against the process limit."""
-
 _GRACE_S = 3.0
 _SWEEPS = 200
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

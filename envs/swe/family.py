@@ -44,10 +44,9 @@ other way: tests that compare against `unittest.mock.ANY` themselves are flagged
 admission. Instances that bring their own `eval_script` (official SWE-bench rows, in their official image) keep it,
 under the clean environment and the patch filter, but without the verdict record: their log alone decides, so
 forged log lines from the repository's code are not caught there, and their Python may predate PYTHONSAFEPATH (or,
-on 3.11+, their tests may have relied on the working directory being on sys.path). A grading run that breaks before
-the tests start (no start marker, a sandbox error) is a `Grade(error=...)`: the episode's status becomes
-`verifier_error` and the log is kept. One that the code under test ends once the tests began (it SIGKILLs the eval
-script: a start marker and no end marker, without polar's timeout) is a verdict: no test passed.
+on 3.11+, their tests may have relied on the working directory being on sys.path). A grading run that breaks (no
+log markers, a sandbox error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` and the log is
+kept.
 """
 
 from __future__ import annotations
@@ -400,17 +399,13 @@ class SweFamily:
             await grader.write("/tmp/polar_eval.sh", script)
             result = await grader.exec(f"{run} /tmp/polar_eval.sh {'>>' if ours else '>'} {EVAL_LOG} 2>&1",
                                        timeout=EVAL_TIMEOUT_S)
-            # the repository's code can end the eval script and leave pytest running on (SIGKILL its parent): nothing
-            # it started may still write the log or the record while polar reads them
-            await grader.reset_processes()
             output = (await grader.read(EVAL_LOG)).decode("utf-8", "replace")
             record = await self._record(grader, pristine) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
             return Grade(self.reward.zeros(), f"{note}grading failed: {e}", artefact, error=f"grading failed: {e}")
         finally:
             await grader.stop()
-        return self._decide(task, runtime.environment, log + output, result.timed_out, artefact, record, canaries,
-                            result.exit_code)
+        return self._decide(task, runtime.environment, log + output, result.timed_out, artefact, record, canaries)
 
     async def _canaries(self, task: SweTask, grader: Sandbox) -> CanarySet:
         """Fresh canaries for the instance's Python test files, written with the placer that the eval script runs
@@ -556,14 +551,11 @@ class SweFamily:
                                "image": task.image or (environment.image if environment else "")})
 
     def _decide(self, task: SweTask, environment: RepoEnvironment | None, log: str, timed_out: bool,
-                artefact: dict, verdict: Verdict | None, canaries: CanarySet | None = None,
-                exit_code: int | None = None) -> Grade:
+                artefact: dict, verdict: Verdict | None, canaries: CanarySet | None = None) -> Grade:
         """swebench's verdict: the outcomes (polar's `verdict` record when there is one, else the eval log as
         swebench's parser reads it) compared with FAIL_TO_PASS/PASS_TO_PASS and resolved. A swapped run protocol, a
         canary that must fail and passed, a graded test passed on a forged equality, or a record and a log that
-        disagree on a graded test, is tampering. An eval script that never reached the tests could not verify
-        (`error`); one that reached them and ended before their end marker, not by polar's timeout, was ended by the
-        code under test (nothing else runs there by then): a verdict with no test passed, whatever was recorded."""
+        disagree on a graded test, is tampering."""
         from swebench.harness.constants import (
             END_TEST_OUTPUT,
             FAIL_TO_PASS,
@@ -585,13 +577,10 @@ class SweFamily:
         spec = self.test_spec(task, environment)
         if timed_out:
             log += f"\n{TESTS_TIMEOUT}: the tests ran past {EVAL_TIMEOUT_S:g}s\n"
-        elif START_TEST_OUTPUT not in log:
+        elif START_TEST_OUTPUT not in log or END_TEST_OUTPUT not in log:
             return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact,
-                         error="the eval script printed no start-of-tests marker: it broke before the tests ran")
-        broke = not timed_out and END_TEST_OUTPUT not in log
-        if broke:
-            log += (f"\n>>>>> polar: the eval script ended (exit code {exit_code}) after the tests began and before "
-                    f"their end marker: the code under test ended it, so no test passed\n")
+                         error="the eval script printed no test-output markers: it broke before or while running "
+                               "the tests")
         with tempfile.TemporaryDirectory(prefix="polar-swe-log-") as tmp:
             (Path(tmp) / "test_output.txt").write_text(log)
             status_map, found = get_logs_eval(spec, str(Path(tmp) / "test_output.txt"))
@@ -618,7 +607,7 @@ class SweFamily:
                 return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact, tampered=(
                     f"{len(forged)} graded test(s) passed on an equality the code under test forged ("
                     f"{'; '.join(forged[:3])})"))
-            if disagree and not timed_out and not broke:
+            if disagree and not timed_out:
                 return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact, tampered=(
                     f"the test log and polar's verdict record disagree on {len(disagree)} graded test(s) "
                     f"({', '.join(disagree[:5])}): something in the repository wrote test results"))
@@ -631,7 +620,7 @@ class SweFamily:
         report = get_eval_tests_report(status_map, {"instance_id": task.instance_id, FAIL_TO_PASS: spec.FAIL_TO_PASS,
                                                     PASS_TO_PASS: spec.PASS_TO_PASS},
                                        eval_type=EvalType(spec.eval_type))
-        if not found or broke:  # no valid test results (a crash during collection, a timeout): nothing passes
+        if not found:  # swebench found no valid test results (a crash during collection, a timeout): nothing passes
             report[FAIL_TO_PASS] = {"success": [], "failure": list(spec.FAIL_TO_PASS)}
             report[PASS_TO_PASS] = {"success": [], "failure": list(spec.PASS_TO_PASS)}
         status = get_resolution_status(report)
