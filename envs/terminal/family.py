@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import json
 import posixpath
@@ -40,6 +41,7 @@ import shutil
 import time
 import warnings
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,7 @@ from polar.envs.sandbox.dockerfile.replay import DockerOnly, Step, host_has_debs
 from polar.envs.sandbox.images import PYTHON_IMAGE
 from polar.envs.sandbox.shell import ShellSandbox, command_args, kill_quietly
 from polar.envs.sandbox.site import host_python_version, install_site
+from polar.envs.terminal.canary import Canary, place
 from polar.envs.terminal.changes import (
     GRADING_DIRS,
     Changes,
@@ -128,6 +131,9 @@ _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "cor
 """git settings that run a program, given at the command-line level so they win over any repository's own
 `.git/config` the agent wrote (the tests' `git status` runs no fsmonitor, hook, pager or editor of the agent's);
 `safe.directory` lets the tests read a repository whoever owns it, as the task's author ran them."""
+NO_CANARY = "no canary could be placed, so the tests ran once, in the agent's own sandbox"
+"""What a grade's log starts with (after the artefact's summary) when the verifier could not run twice: the admission
+report counts such tasks."""
 _PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
              'while read -r n < /proc/sys/kernel/ns_last_pid && [ "$n" -lt "$t" ]; do ( : ); done; ')
 """Shell that uses up process ids (subshells, one at a time) up to the next multiple of 500, so what runs next gets
@@ -375,9 +381,11 @@ class TerminalFamily:
 
     async def grade(self, task: HarborTask, sandbox: Sandbox, backend: SandboxBackend,
                     state: _Setup | None = None) -> Grade:
-        """Record what the agent changed (the artefact), check what the tests will execute, then run the pristine
-        tests/test.sh in the agent's sandbox (which the env has reset: no process of the agent's is left, the shell
-        is fresh) and read the reward it wrote."""
+        """Record what the agent changed (the artefact) and check what the tests would read, then run the pristine
+        tests/test.sh twice, each in a fresh sandbox made from the artefact, once with a must-fail canary
+        (`canary.py`), and read the reward each wrote. Where no canary can be placed, the tests run once in the
+        agent's own sandbox (which the env has reset: no process of the agent's is left, the shell is fresh), and the
+        log says so."""
         if not isinstance(state, _Setup):
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
         changes = await self._changes(task, sandbox, state)
@@ -389,22 +397,63 @@ class TerminalFamily:
         why = why or _links_into_grading(changes, state.baseline)
         if why:
             grade = Grade(self.reward.zeros(), f"the tests were not run: {why}", tampered=why)
-            grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
-            return grade
-        venv = posixpath.join(task.workdir, ".venv")  # uv's project environment, which the tests' `uv run` reuses
-        planted = changes.too_large is not None or any(under(p, venv) for p in (*changes.entries, *changes.deleted))
-        grade = await self._run_tests(task, sandbox, state, fresh_project_env=planted)
+        elif changes.too_large is not None:
+            grade = Grade(self.reward.zeros(), "the tests were not run", error=(
+                f"task {task.id}: {changes.summary()}: the verifier runs on a snapshot of the final state, and this "
+                "one is too large to take"))
+        elif isinstance(canary := place(task.tests, task.workdir), Canary):
+            grade = await self._two_runs(task, changes, backend, canary)
+        else:
+            grade = await self._run_tests(task, sandbox, state, fresh_project_env=_planted_venv(task, changes))
+            grade.log = f"{NO_CANARY}: {canary}\n{grade.log}"
+            if isinstance(sandbox, DockerSandbox):
+                grade.log = sandbox.describe() + grade.log
         grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
-        if isinstance(sandbox, DockerSandbox):
-            grade.log = sandbox.describe() + grade.log
         return grade
 
-    async def regrade(self, task: HarborTask, artefact: dict[str, Any], backend: SandboxBackend) -> Grade:
-        """Set the task up in a fresh sandbox from `backend`, end the task's processes the agent ended, put the
-        recorded files back, kill what that started, and grade as `grade` does (tampering included)."""
-        changes = decode(artefact)
-        if changes.too_large is not None:
-            return Grade(self.reward.zeros(), changes.summary(), error=f"task {task.id}: {changes.summary()}")
+    async def _two_runs(self, task: HarborTask, changes: Changes, backend: SandboxBackend, canary: Canary) -> Grade:
+        """The plain run's grade, when the canary run, started alongside it in random order, paid less; `tampered`
+        when it paid as much (the reward did not come from what the tests found)."""
+        runs = [("plain", task.tests), ("canary", canary.tests)]
+        secrets.SystemRandom().shuffle(runs)
+        done = await asyncio.gather(*(self._fresh_run(task, changes, backend, tests) for _, tests in runs),
+                                    return_exceptions=True)
+        if failed := next((e for e in done if isinstance(e, BaseException)), None):
+            raise failed
+        plain, canaried = (next(g for (k, _), g in zip(runs, done, strict=True) if k == kind and isinstance(g, Grade))
+                           for kind in ("plain", "canary"))
+        paid, canary_paid = plain.reward(self.reward), canaried.reward(self.reward)
+        said = (f"canary: {', '.join(canary.placed)} added in one of two runs on snapshots of the final state "
+                f"(order: {' then '.join(k for k, _ in runs)}); the plain run paid {paid:g}, the canary run "
+                f"{canary_paid:g}" + (f" ({canaried.tampered or canaried.error})"
+                                      if canaried.tampered or canaried.error else ""))
+        plain.log = f"{said}\n{plain.log}\n--- the canary run ---\n{canaried.log[-5_000:]}"
+        if plain.tampered is None and canaried.tampered is not None:
+            plain.tampered = f"in the canary run: {canaried.tampered}"
+        elif plain.tampered is None and plain.error is None and paid > 0 and canary_paid >= paid:
+            plain.tampered = (f"the canary run paid {canary_paid:g}, as much as the plain run ({paid:g}): a test that "
+                              f"cannot pass ({', '.join(canary.placed)}) was added and the reward did not drop, so "
+                              "it is not the tests' verdict")
+        return plain
+
+    async def _fresh_run(self, task: HarborTask, changes: Changes, backend: SandboxBackend,
+                         tests: dict[str, bytes]) -> Grade:
+        """`tests` run in a fresh sandbox holding the artefact (`_replayed`)."""
+        try:
+            async with self._replayed(task, changes, backend) as (sandbox, setup):
+                grade = await self._run_tests(task, sandbox, setup, _planted_venv(task, changes), tests)
+                if isinstance(sandbox, DockerSandbox):
+                    grade.log = sandbox.describe() + grade.log
+                return grade
+        except ValueError as e:
+            return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
+
+    @contextlib.asynccontextmanager
+    async def _replayed(self, task: HarborTask, changes: Changes,
+                        backend: SandboxBackend) -> AsyncIterator[tuple[Sandbox, _Setup]]:
+        """A fresh sandbox of the task, set up, with the task's processes the agent ended ended, the artefact put back
+        and nothing it started alive: the final state, stopped on exit. `ValueError` when the artefact cannot be put
+        back."""
         sandbox = await backend.start(self.sandbox_spec(task, backend.name))
         try:
             setup = (await self.setup(task, sandbox)).state
@@ -412,9 +461,18 @@ class TerminalFamily:
             await self._end(sandbox, setup, changes.ended)
             await apply(sandbox, changes)
             await sandbox.reset_processes()
-            return await self.grade(task, sandbox, backend, setup)
+            yield sandbox, setup
         finally:
             await sandbox.stop()
+
+    async def regrade(self, task: HarborTask, artefact: dict[str, Any], backend: SandboxBackend) -> Grade:
+        """Set the task up in a fresh sandbox from `backend` holding the recorded artefact and grade it as `grade`
+        does (tampering and the two runs included)."""
+        changes = decode(artefact)
+        if changes.too_large is not None:
+            return Grade(self.reward.zeros(), changes.summary(), error=f"task {task.id}: {changes.summary()}")
+        async with self._replayed(task, changes, backend) as (sandbox, setup):
+            return await self.grade(task, sandbox, backend, setup)
 
     async def _end(self, sandbox: Sandbox, setup: _Setup, ended: list[tuple[int, list[str]]],
                    wait_s: float = 5.0) -> None:
@@ -437,9 +495,10 @@ class TerminalFamily:
             await asyncio.sleep(0.02)
 
     async def _run_tests(self, task: HarborTask, sandbox: Sandbox, setup: _Setup,
-                         fresh_project_env: bool = False) -> Grade:
-        """Run the pristine tests; with `fresh_project_env` (the agent changed the working directory's `.venv`) and the
-        toolbox, uv's project commands use a fresh environment in the verifier's HOME instead."""
+                         fresh_project_env: bool = False, tests: dict[str, bytes] | None = None) -> Grade:
+        """Run the pristine tests (`tests`: the same with a canary added); with `fresh_project_env` (the agent changed
+        the working directory's `.venv`) and the toolbox, uv's project commands use a fresh environment in the
+        verifier's HOME instead."""
         env = self.verifier_env(task, setup)
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
@@ -474,7 +533,7 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), cleared.output,
                          error=f"task {task.id}: could not empty {VERIFIER_DIR} for the tests")
         made = await _verifier_dir_owner(sandbox)
-        await sandbox.fill_sealed(TESTS_DIR, task.tests)
+        await sandbox.fill_sealed(TESTS_DIR, task.tests if tests is None else tests)
         if not (isinstance(sandbox, DockerSandbox) and sandbox.owner):  # test.sh runs as the owner of /tests
             for args in sealed_chmods(script, TESTS_DIR):  # its chmod inside fails: the bind is read-only
                 if complaint := await sandbox.chmod_sealed(TESTS_DIR, args):
@@ -638,6 +697,13 @@ def _resolve(path: str, links: dict[str, str], hops: int = 40) -> str:
             continue
         done = here
     return done or "/"
+
+
+def _planted_venv(task: HarborTask, changes: Changes) -> bool:
+    """Whether the agent changed the working directory's `.venv`, uv's project environment, which the tests' `uv run`
+    would reuse (or the changes are too large to tell)."""
+    venv = posixpath.join(task.workdir, ".venv")
+    return changes.too_large is not None or any(under(p, venv) for p in (*changes.entries, *changes.deleted))
 
 
 def _named_rewards(task: HarborTask) -> tuple[str, ...]:

@@ -1,0 +1,100 @@
+"""The two-run canary verification of polar/Terminal-v0 (`envs/terminal/canary.py`): the task's own tests run twice
+on the final state, once with a must-fail test added; a reward that does not drop with it is `tampered`.
+
+The attack it closes: agent code that the tests run leaves a detached process that rewrites the reward file after
+test.sh wrote its own, which no rule about what the agent left can tell from honest work.
+"""
+
+import json
+import shlex
+
+import pytest
+from support.harbor_tasks import episode, make_task
+
+from polar.envs.terminal.canary import Canary, place
+from polar.policies import ScriptedPolicy
+from polar.types import ModelReply, ToolCall
+
+TEST_SH = ("mkdir -p /logs/verifier\nif python3 /tests/test_outputs.py; then echo 1 > /logs/verifier/reward.txt; "
+           "else echo 0 > /logs/verifier/reward.txt; fi\n")
+"""terminal-mini's shape: test.sh runs a check script whose main block calls every `test_*` it defines."""
+CHECKS = ("import subprocess\n\n\ndef test_answer():\n"
+          "    out = subprocess.run(['python3', '/app/answer.py'], capture_output=True, text=True).stdout\n"
+          "    assert out.strip() == '42', out\n\n\n"
+          "if __name__ == '__main__':\n    import sys\n    failed = 0\n"
+          "    for name, check in list(globals().items()):\n"
+          "        if name.startswith('test_') and callable(check):\n"
+          "            try:\n                check()\n            except Exception as e:\n"
+          "                failed += 1\n                print('FAIL', name, e)\n"
+          "    sys.exit(1 if failed else 0)\n")
+LOOP = ("import time\nwhile True:\n    try:\n        with open('/logs/verifier/reward.txt', 'w') as f:\n"
+        "            f.write('1')\n    except OSError:\n        pass\n    time.sleep(0.001)\n")
+REWRITER = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {LOOP!r}], stdin=subprocess.DEVNULL, "
+            "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)\nprint(41)\n")
+"""The agent's program, run by the tests: it answers wrong and leaves a loop that keeps writing reward 1."""
+
+
+def task_with(tmp_path, answer: str, name: str = "runs-agent-code"):
+    """A task whose tests run the agent's /app/answer.py, with the agent's `answer` put there by its policy."""
+    task = make_task(tmp_path, name, test=TEST_SH, solve="echo 'print(42)' > /app/answer.py\n",
+                     toml="[verifier]\ntimeout_sec = 60.0\n")
+    (task / "tests" / "test_outputs.py").write_text(CHECKS)
+    write = f"printf %s {shlex.quote(answer)} > /app/answer.py"
+    return task, ScriptedPolicy([call("bash", command=write), call("submit")])
+
+
+def call(tool: str, **arguments: str) -> ModelReply:
+    return ModelReply(tool_calls=[ToolCall(name=tool, arguments=json.dumps(arguments))])
+
+
+def played(tmp_path, sandbox: str, answer: str):
+    task, policy = task_with(tmp_path, answer)
+    return episode(task, policy, sandbox=sandbox)
+
+
+def test_a_canary_is_placed_where_the_tests_run_it_and_nowhere_else():
+    tests = {"test.sh": TEST_SH.encode(), "test_outputs.py": CHECKS.encode()}
+    canary = place(tests, "/app")
+    assert isinstance(canary, Canary) and canary.tests["test.sh"] == tests["test.sh"]
+    added = canary.tests["test_outputs.py"].decode()
+    assert added.index(canary.placed[0].split("::")[1]) < added.index("if __name__"), added
+    assert "is not" not in place({"test.sh": b"python3 /tests/check.py\n", "check.py": b"print(1)\n"}, "/app")
+    selected = {"test.sh": b"pytest /tests/test_outputs.py -k answer\n", "test_outputs.py": CHECKS.encode()}
+    assert "selects tests" in place(selected, "/app")
+    two = place({"test.sh": b"python -m pytest /tests\n", "test_a.py": b"def test_a():\n    pass\n",
+                 "test_b.py": b"import unittest\n"}, "/srv")
+    assert isinstance(two, Canary) and len(two.placed) == 2 and "'/srv/" in two.tests["test_a.py"].decode()
+
+
+def test_a_detached_process_that_rewrites_the_reward_is_tampering_in_the_local_sandbox(bwrap, tmp_path):
+    trace = played(tmp_path, "local", REWRITER)
+    assert (trace.status, trace.reward) == ("tampered", 0.0), (trace.error, trace.verifier_log[-3000:])
+    assert "the canary run paid 1, as much as the plain run (1)" in trace.error, trace.error
+
+
+def test_an_honest_answer_still_scores_1_with_the_canary_and_a_wrong_one_0(bwrap, tmp_path):
+    right = played(tmp_path / "right", "local", "print(42)\n")
+    assert (right.status, right.reward) == ("completed", 1.0), (right.error, right.verifier_log[-3000:])
+    assert "the plain run paid 1, the canary run 0" in right.verifier_log, right.verifier_log[-3000:]
+    wrong = played(tmp_path / "wrong", "local", "print(41)\n")
+    assert (wrong.status, wrong.reward) == ("completed", 0.0), (wrong.error, wrong.verifier_log[-3000:])
+
+
+def test_where_no_canary_can_be_placed_the_grade_says_so(bwrap, tmp_path):
+    task = make_task(tmp_path, "shell-only", test="echo 1 > /logs/verifier/reward.txt\n")
+    trace = episode(task)
+    assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-3000:])
+    assert "no canary could be placed" in trace.verifier_log, trace.verifier_log[-3000:]
+
+
+@pytest.mark.slow
+def test_a_detached_process_that_rewrites_the_reward_is_tampering_in_docker(docker, tmp_path):
+    trace = played(tmp_path, "docker", REWRITER)
+    assert (trace.status, trace.reward) == ("tampered", 0.0), (trace.error, trace.verifier_log[-3000:])
+    assert "the canary run paid 1, as much as the plain run (1)" in trace.error, trace.error
+
+
+@pytest.mark.slow
+def test_an_honest_answer_still_scores_1_in_docker(docker, tmp_path):
+    trace = played(tmp_path, "docker", "print(42)\n")
+    assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-3000:])
