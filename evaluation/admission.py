@@ -77,10 +77,17 @@ async def _play(env: Any, task_id: str) -> Admission:
     return admission
 
 
+UNVERIFIED = "unverified"
+"""How a line of a verifier's log starts when the family's grader could not apply one of its checks to the task
+(Terminal-v0: no canary could be placed): the admission report shows it and counts such tasks."""
+
+
 def _seen(trace: Trace) -> str:
-    """One episode of an admission in words: reward, status, and the base its image was built on (docker)."""
-    base = next((line for line in trace.verifier_log.splitlines()[:3] if line.startswith("base image")), None)
-    return f"reward {trace.reward:g}, {trace.status}" + (f"; {base}" if base else "")
+    """One episode of an admission in words: reward, status, the base its image was built on (docker), and a check
+    the grader could not apply."""
+    head = trace.verifier_log.splitlines()[:4]
+    said = [line for line in head if line.startswith(("base image", UNVERIFIED))]
+    return f"reward {trace.reward:g}, {trace.status}" + "".join(f"; {line}" for line in said)
 
 
 async def admit_suite(suite: str, *, env_id: str | None = None, sandbox: str = "local", jobs: int = 2,
@@ -183,6 +190,9 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
     skipped = f", {counts['skipped']} skipped (they need another sandbox)" if counts["skipped"] else ""
     print(f"{admitted}/{len(admissions)} task(s) of {args.suite} ({env_id}) admitted in the {args.sandbox} sandbox"
           f"{skipped} in {time.monotonic() - started:.0f}s: {checks}")
+    if unverified := [a.task_id for a in admissions if any(f"; {UNVERIFIED}" in o for o in a.outcomes.values())]:
+        print(f"{len(unverified)}/{len(admissions)} task(s) ({len(unverified) / len(admissions):.0%}) graded "
+              f"{UNVERIFIED} by one of the family's checks (their outcomes say which): {', '.join(unverified)}")
     return 0 if counts["rejected"] == 0 and admitted + counts["skipped"] == len(admissions) else 1
 
 

@@ -131,9 +131,9 @@ _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "cor
 """git settings that run a program, given at the command-line level so they win over any repository's own
 `.git/config` the agent wrote (the tests' `git status` runs no fsmonitor, hook, pager or editor of the agent's);
 `safe.directory` lets the tests read a repository whoever owns it, as the task's author ran them."""
-NO_CANARY = "no canary could be placed, so the tests ran once, in the agent's own sandbox"
-"""What a grade's log starts with (after the artefact's summary) when the verifier could not run twice: the admission
-report counts such tasks."""
+NO_CANARY = "unverified by a canary: none could be placed, so the tests ran once, in the agent's own sandbox"
+"""The line of a grade's log (after the image's bases and the artefact's summary) that says the verifier could not
+run twice: the admission report shows it and counts such tasks."""
 _PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
              'while read -r n < /proc/sys/kernel/ns_last_pid && [ "$n" -lt "$t" ]; do ( : ); done; ')
 """Shell that uses up process ids (subshells, one at a time) up to the next multiple of 500, so what runs next gets
@@ -406,9 +406,9 @@ class TerminalFamily:
         else:
             grade = await self._run_tests(task, sandbox, state, fresh_project_env=_planted_venv(task, changes))
             grade.log = f"{NO_CANARY}: {canary}\n{grade.log}"
-            if isinstance(sandbox, DockerSandbox):
-                grade.log = sandbox.describe() + grade.log
         grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
+        if isinstance(sandbox, DockerSandbox):
+            grade.log = sandbox.describe() + grade.log
         return grade
 
     async def _two_runs(self, task: HarborTask, changes: Changes, backend: SandboxBackend, canary: Canary) -> Grade:
@@ -441,10 +441,7 @@ class TerminalFamily:
         """`tests` run in a fresh sandbox holding the artefact (`_replayed`)."""
         try:
             async with self._replayed(task, changes, backend) as (sandbox, setup):
-                grade = await self._run_tests(task, sandbox, setup, _planted_venv(task, changes), tests)
-                if isinstance(sandbox, DockerSandbox):
-                    grade.log = sandbox.describe() + grade.log
-                return grade
+                return await self._run_tests(task, sandbox, setup, _planted_venv(task, changes), tests)
         except ValueError as e:
             return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
 

@@ -9,7 +9,7 @@ import json
 import shlex
 
 import pytest
-from support.harbor_tasks import episode, make_task
+from support.harbor_tasks import admit, episode, make_task
 
 from polar.envs.terminal.canary import Canary, place
 from polar.policies import ScriptedPolicy
@@ -80,11 +80,14 @@ def test_an_honest_answer_still_scores_1_with_the_canary_and_a_wrong_one_0(bwrap
     assert (wrong.status, wrong.reward) == ("completed", 0.0), (wrong.error, wrong.verifier_log[-3000:])
 
 
-def test_where_no_canary_can_be_placed_the_grade_says_so(bwrap, tmp_path):
-    task = make_task(tmp_path, "shell-only", test="echo 1 > /logs/verifier/reward.txt\n")
+def test_where_no_canary_can_be_placed_the_grade_and_the_admission_say_so(bwrap, tmp_path):
+    task = make_task(tmp_path, "shell-only", solve="touch /app/done\n",
+                     test="[ -e /app/done ] && r=1 || r=0; echo $r > /logs/verifier/reward.txt\n")
     trace = episode(task)
-    assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-3000:])
-    assert "no canary could be placed" in trace.verifier_log, trace.verifier_log[-3000:]
+    assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-3000:])
+    assert "unverified by a canary: none could be placed" in trace.verifier_log, trace.verifier_log[-3000:]
+    admission = admit(task, "local")
+    assert admission.admitted and all("unverified by a canary" in o for o in admission.outcomes.values()), admission
 
 
 @pytest.mark.slow
