@@ -17,13 +17,21 @@ from polar.python_ast import parse_python
 from polar.tasks.folders import load_folders
 
 BUNDLED = Path(__file__).with_name("code")
+WARMUP = Path(__file__).with_name("code_warmup")
+"""One-function tasks a 135M model can start on (`code_warmup/build_suite.py` writes them and their splits)."""
 DIFFICULTIES = ("easy", "medium", "hard")
 MODULE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
 """A file of the module under test: a plain `name.py` (the tests import it by its stem)."""
-SUITES: dict[str, tuple[str, ...] | None] = {
-    "code": None,  # every bundled task
-    "code-mini": ("balanced_brackets", "caesar_cipher", "roman_numerals", "run_length_encoding", "word_frequency"),
+_WARMUP_SPLITS = tomllib.loads((WARMUP / "splits.toml").read_text())
+SUITES: dict[str, tuple[Path, tuple[str, ...] | None]] = {
+    "code": (BUNDLED, None),  # every task of tasks/code
+    "code-mini": (BUNDLED, ("balanced_brackets", "caesar_cipher", "roman_numerals", "run_length_encoding",
+                            "word_frequency")),
+    "code-warmup": (WARMUP, None),
+    "code-warmup-train": (WARMUP, tuple(_WARMUP_SPLITS["train"])),
+    "code-warmup-heldout": (WARMUP, tuple(_WARMUP_SPLITS["heldout"])),
 }
+"""Each bundled suite: its folder and its task ids (None: every task there)."""
 
 
 @dataclass(frozen=True)
@@ -121,11 +129,12 @@ def _python(path: Path) -> str:
 
 
 def load_suite(suite: str | Path | None = None) -> list[CodeTask]:
-    """A bundled suite (`code`, the default, or `code-mini`), or every task directory under a path; a folder that
-    does not load is left out and named in the result's `rejected` (`polar.tasks.folders`)."""
+    """A bundled suite (`code`, the default, `code-mini`, `code-warmup` and its `-train` and `-heldout` splits), or
+    every task directory under a path; a folder that does not load is left out and named in the result's `rejected`
+    (`polar.tasks.folders`)."""
     name = "code" if suite is None else str(suite)
     if name in SUITES:
-        root, only = BUNDLED, SUITES[name]
+        root, only = SUITES[name]
     elif Path(name).is_dir():
         root, only = Path(name), None
     else:

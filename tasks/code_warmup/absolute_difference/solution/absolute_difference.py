@@ -1,0 +1,2 @@
+def absolute_difference(a: int, b: int) -> int:
+    return abs(a - b)

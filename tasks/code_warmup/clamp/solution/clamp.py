@@ -1,0 +1,2 @@
+def clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(value, high))

@@ -1,0 +1,2 @@
+def contains(items: list[int], value: int) -> bool:
+    return value in items

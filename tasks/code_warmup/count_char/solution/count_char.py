@@ -1,0 +1,2 @@
+def count_char(text: str, ch: str) -> int:
+    return text.count(ch)

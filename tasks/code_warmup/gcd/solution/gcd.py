@@ -1,0 +1,4 @@
+def gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a

@@ -1,0 +1,2 @@
+def hours_to_minutes(hours: int) -> int:
+    return hours * 60

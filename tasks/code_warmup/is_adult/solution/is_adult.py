@@ -1,0 +1,2 @@
+def is_adult(age: int) -> bool:
+    return age >= 18

@@ -1,0 +1,2 @@
+def is_empty(text: str) -> bool:
+    return len(text) == 0

@@ -1,0 +1,2 @@
+def last_word(text: str) -> str:
+    return text.split()[-1]

@@ -1,0 +1,2 @@
+def merge_dicts(first: dict, second: dict) -> dict:
+    return {**first, **second}

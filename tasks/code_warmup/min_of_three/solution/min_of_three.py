@@ -1,0 +1,2 @@
+def min_of_three(a: int, b: int, c: int) -> int:
+    return min(a, b, c)

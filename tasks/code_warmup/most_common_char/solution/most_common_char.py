@@ -1,0 +1,2 @@
+def most_common_char(text: str) -> str:
+    return max(text, key=text.count)

@@ -1,0 +1,5 @@
+def product(items: list[int]) -> int:
+    result = 1
+    for x in items:
+        result *= x
+    return result

@@ -1,0 +1,2 @@
+def remove_spaces(text: str) -> str:
+    return text.replace(' ', '')

@@ -1,0 +1,2 @@
+def repeat_text(text: str, times: int) -> str:
+    return text * times

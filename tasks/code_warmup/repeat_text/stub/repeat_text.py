@@ -1,0 +1,3 @@
+def repeat_text(text: str, times: int) -> str:
+    """Return `text` repeated `times` times."""
+    raise NotImplementedError

@@ -1,0 +1,2 @@
+def reverse_string(text: str) -> str:
+    return text[::-1]

@@ -1,0 +1,2 @@
+def second_largest(items: list[int]) -> int:
+    return sorted(set(items))[-2]

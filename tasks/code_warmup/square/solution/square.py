@@ -1,0 +1,2 @@
+def square(n: int) -> int:
+    return n * n

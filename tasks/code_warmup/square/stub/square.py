@@ -1,0 +1,3 @@
+def square(n: int) -> int:
+    """Return `n` multiplied by itself."""
+    raise NotImplementedError

@@ -1,0 +1,2 @@
+def strip_spaces(text: str) -> str:
+    return text.strip(' ')

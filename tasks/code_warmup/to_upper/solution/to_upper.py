@@ -1,0 +1,2 @@
+def to_upper(text: str) -> str:
+    return text.upper()

@@ -1,0 +1,3 @@
+def to_upper(text: str) -> str:
+    """Return `text` in upper case."""
+    raise NotImplementedError

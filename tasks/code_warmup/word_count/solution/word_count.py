@@ -1,0 +1,2 @@
+def word_count(text: str) -> int:
+    return len(text.split())
