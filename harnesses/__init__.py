@@ -11,6 +11,7 @@ from polar.protocols import Harness
 
 HARNESSES = {
     "builtin": "polar.harnesses.builtin:BuiltinHarness",
+    "answer": "polar.harnesses.answer:AnswerHarness",
     "claude-code": "polar.harnesses.claude_code:ClaudeCode",
     "codex": "polar.harnesses.codex:Codex",
     "gemini-cli": "polar.harnesses.gemini_cli:GeminiCli",
@@ -27,7 +28,9 @@ HARNESSES = {
 }
 
 
-EXTERNAL = [name for name in HARNESSES if name != "builtin"]
+IN_PROCESS = ("builtin", "answer")
+"""The harnesses polar runs itself, in the env's process: no install, no gateway, no row in the CLI matrix."""
+EXTERNAL = [name for name in HARNESSES if name not in IN_PROCESS]
 
 
 def harness_class(name: str) -> type:

@@ -55,8 +55,8 @@ class Declaration:
     """How a harness that takes its actions from the reply's text, not tool calls, wants them written (the oracle
     writes them so): `terminus-json` (Terminus-2: a JSON object of analysis, plan, `commands` of keystrokes and
     `task_complete`); `aider-whole` (aider's `--edit-format whole`: each file as its path on a line of its own, then
-    its entire new content in a ``` fence). None: tool calls, or fenced bash blocks when a request offers no declared
-    tool."""
+    its entire new content in a ``` fence); `code-block` (the answer harness: the one file in one ```python
+    block). None: tool calls, or fenced bash blocks when a request offers no declared tool."""
     prompt_marker: str | None = None
     """Text in the harness's own prompt that tells its requests apart, for a harness with a `reply_format`."""
 

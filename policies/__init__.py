@@ -104,8 +104,9 @@ class OraclePolicy:
         if steps and isinstance(steps[0], CallTool) and steps[0].target:  # a target needs a snapshot to resolve
             steps = [CallTool("snapshot"), *steps]
         reply_format = _reply_format(request)
-        if reply_format == "aider-whole":  # every file in one reply, however many turns the request shows
-            return _whole_files(steps)
+        whole_reply = WHOLE_REPLIES.get(reply_format or "")
+        if whole_reply is not None:  # the whole solution in one reply, however many turns the request shows
+            return whole_reply(steps)
         turns = _turns(steps)
         turn = assistant_turns(request)
         text_reply = TEXT_REPLIES.get(reply_format or "")
@@ -174,6 +175,23 @@ def _whole_files(steps: Sequence[Any]) -> ModelReply:
             raise ValueError(f"{step.path} has a line starting with ```, which would end aider's file listing early")
         listings.append(f"{step.path}\n```\n{text}```")
     return ModelReply(content="\n\n".join(listings), finish_reason="stop")
+
+
+def _code_block(steps: Sequence[Any]) -> ModelReply:
+    """The answer harness's reply: the one solution file in one ```python block (the harness writes the block over
+    the task's one file)."""
+    files = [step for step in steps if isinstance(step, WriteFile)]
+    if len(files) != 1 or len(steps) != 1:
+        raise ValueError(f"the answer harness takes one file in one code block, and this solution has {len(steps)} "
+                         f"steps ({len(files)} file writes); use a harness with a shell tool for this task")
+    text = files[0].content if files[0].content.endswith("\n") else f"{files[0].content}\n"
+    if any(line.lstrip().startswith("```") for line in text.splitlines()):
+        raise ValueError(f"{files[0].path} has a line starting with ```, which would end the code block early")
+    return ModelReply(content=f"```python\n{text}```", finish_reason="stop")
+
+
+WHOLE_REPLIES = {"aider-whole": _whole_files, "code-block": _code_block}
+"""The oracle's one reply holding the whole reference solution, in each `Declaration.reply_format` that takes it so."""
 
 
 def _terminus_json(step: str | CallTool | None) -> ModelReply:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from polar.cache import cache_dir, locked
-from polar.policies.prompting import PromptBuilder
+from polar.policies.prompting import Prompt, PromptBuilder
 from polar.protocols import Task
 from polar.types import ModelReply, ModelRequest, ToolCall
 
@@ -243,6 +243,12 @@ class ChainCache:
                 old.cache = None
 
 
+def stop_texts(request: ModelRequest) -> tuple[str, ...]:
+    """The request's `stop` parameter (OpenAI's: a string or a list of them) as a tuple."""
+    stop = request.params.get("stop") or ()
+    return (stop,) if isinstance(stop, str) else tuple(stop)
+
+
 @dataclass
 class LocalPolicy:
     """SmolLM2-135M-Instruct sampled on the CPU (about 20 tokens/s on 2 cores).
@@ -290,29 +296,43 @@ class LocalPolicy:
             return self.builder
 
     def __call__(self, request: ModelRequest, task: Task | None = None) -> ModelReply:
-        import torch
+        lm, built, budget = self.prepare(request)
+        extends = array("l", built.ids[: built.remembered]).tobytes() if built.remembered else None
+        sampled = self._sample(lm, built.ids, budget, self.generator(built.ids), extends, remember=True,
+                               stop=stop_texts(request))
+        return self.reply(lm, request, built, *sampled)
 
+    def prepare(self, request: ModelRequest) -> tuple[LoadedModel, Prompt, int]:
+        """The model, the request's prompt (from the previous one when it extends it) and the token budget;
+        ValueError when the prompt leaves the model no room for the budget."""
         lm = load_model(self.model_path)
-        builder = self.prompt_builder(lm)
-        built = builder.prompt(request)
-        prompt = built.ids
+        built = self.prompt_builder(lm).prompt(request)
         budget = min(self.max_new_tokens, int(request.params.get("max_tokens") or self.max_new_tokens))
         limit = self.max_prompt_tokens or lm.context - budget
-        if len(prompt) > limit:
+        if len(built.ids) > limit:
             raise ValueError(
-                f"the prompt is {len(prompt)} tokens; {self.model} takes at most {limit} "
+                f"the prompt is {len(built.ids)} tokens; {self.model} takes at most {limit} "
                 f"(context {lm.context}, max_new_tokens {budget})"
             )
+        return lm, built, budget
+
+    def generator(self, prompt: list[int], salt: str = "") -> Any:
+        """A torch generator: fresh randomness, or with `seed` set, one fixed by the seed, `salt` and the prompt."""
+        import torch
+
         generator = torch.Generator()
         if self.seed is None:
             generator.seed()
         else:
-            digest = hashlib.sha256(f"{self.seed}:{prompt}".encode()).digest()
+            digest = hashlib.sha256(f"{self.seed}:{salt}{prompt}".encode()).digest()
             generator.manual_seed(int.from_bytes(digest[:8], "little"))
+        return generator
 
-        extends = array("l", prompt[: built.remembered]).tobytes() if built.remembered else None
-        token_ids, logprobs, finish = self._sample(lm, prompt, budget, generator, extends, remember=True)
-        body = token_ids[:-1] if finish == "stop" else token_ids
+    def reply(self, lm: LoadedModel, request: ModelRequest, built: Prompt, token_ids: list[int],
+              logprobs: list[float], finish: str) -> ModelReply:
+        """The reply for sampled tokens (a stop token kept in `token_ids`, left out of the text), remembered by the
+        prompt builder so the next call of the episode extends it."""
+        body = token_ids[:-1] if token_ids and token_ids[-1] in lm.stop_ids else token_ids
         content, calls = parse_tool_calls(lm.tokenizer.decode(body, skip_special_tokens=False))
         reply = ModelReply(
             content=content,
@@ -320,11 +340,11 @@ class LocalPolicy:
             finish_reason="tool_calls" if calls and finish == "stop" else finish,
             token_ids=token_ids,
             logprobs=logprobs,
-            prompt_token_ids=prompt,
+            prompt_token_ids=built.ids,
             chain_break=built.chain_break,
             model=self.model,
         )
-        builder.record(request, prompt, reply)
+        self.prompt_builder(lm).record(request, built.ids, reply)
         return reply
 
     def sample_tokens(
@@ -340,10 +360,35 @@ class LocalPolicy:
         key = array("l", extends).tobytes() if extends else None
         return self._sample(lm, prompt, budget, generator, key, remember=remember)
 
-    def _sample(self, lm: LoadedModel, prompt: list[int], budget: int, generator: Any,
-                extends: bytes | None, remember: bool) -> tuple[list[int], list[float], str]:
+    def draw(self, logits: Any, generator: Any) -> tuple[Any, Any]:
+        """One token per row of `logits` (`[rows, vocab]`) by this policy's temperature and top-p, and its logprob
+        under the distribution the class docstring names: two tensors of `rows`."""
+        import torch
+
+        if self.temperature == 0:
+            dist = torch.log_softmax(logits, -1)
+            tokens = dist.argmax(-1)
+        else:
+            dist = torch.log_softmax(logits / self.temperature, -1)
+            probs = dist.exp()
+            if self.top_p < 1.0:
+                sorted_p, order = probs.sort(-1, descending=True)
+                outside = sorted_p.cumsum(-1) - sorted_p >= self.top_p
+                probs = torch.zeros_like(probs).scatter(-1, order, sorted_p.masked_fill(outside, 0.0))
+            tokens = torch.multinomial(probs, 1, generator=generator)[:, 0]
+        return tokens, dist.gather(-1, tokens[:, None])[:, 0]
+
+    @staticmethod
+    def ends(lm: LoadedModel, token_ids: list[int], stop: tuple[str, ...] = ()) -> bool:
+        """Whether a reply ends with its last token: the model's stop token, or a request's `stop` text now in the
+        reply's text (which keeps it, as vLLM's `include_stop_str_in_output` does)."""
+        return token_ids[-1] in lm.stop_ids or any(text in lm.tokenizer.decode(token_ids) for text in stop)
+
+    def _sample(self, lm: LoadedModel, prompt: list[int], budget: int, generator: Any, extends: bytes | None,
+                remember: bool, stop: tuple[str, ...] = ()) -> tuple[list[int], list[float], str]:
         """`sample_tokens`, continuing the chain `extends` names (the remembered prompt + sampled ids this prompt
-        starts with) when there is one; `remember`: keep this call's chain for the next call to extend."""
+        starts with) when there is one; `remember`: keep this call's chain for the next call to extend; `stop`: texts
+        that end the reply (`ends`)."""
         import torch
         from transformers import DynamicCache
 
@@ -372,20 +417,11 @@ class LocalPolicy:
             for _ in range(budget):
                 logits = forward(step)
                 passes.append(len(step))
-                if self.temperature == 0:
-                    dist = torch.log_softmax(logits, -1)
-                    token = int(dist.argmax())
-                else:
-                    dist = torch.log_softmax(logits / self.temperature, -1)
-                    probs = dist.exp()
-                    if self.top_p < 1.0:
-                        sorted_p, order = probs.sort(descending=True)
-                        outside = sorted_p.cumsum(-1) - sorted_p >= self.top_p
-                        probs = torch.zeros_like(probs).scatter(0, order, sorted_p.masked_fill(outside, 0.0))
-                    token = int(torch.multinomial(probs, 1, generator=generator))
+                drawn, logprob = self.draw(logits[None], generator)
+                token = int(drawn[0])
                 token_ids.append(token)
-                logprobs.append(float(dist[token]))
-                if token in lm.stop_ids:
+                logprobs.append(float(logprob[0]))
+                if self.ends(lm, token_ids, stop):
                     finish = "stop"
                     break
                 step = [token]
