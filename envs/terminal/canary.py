@@ -62,6 +62,14 @@ def _named(name: str, scripts: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(base)}(?![\w.-])", scripts) is not None
 
 
+def _imported(source: str, name: str) -> list[str]:
+    """`name` when the test file imports it at its top level (`import os`, `from pathlib import Path`): the canary
+    uses what the file's own tests use."""
+    where = r"import\s+" if name == "os" else r"from\s+pathlib\s+import\s+"
+    pattern = rf"^{where}([\w, ]*\b)?{name}\b"
+    return [name] if re.search(pattern, source, re.M) else []
+
+
 def _canary(runner: str, taken: str, workdir: str, rng: secrets.SystemRandom) -> tuple[str, str]:
     """(name, source) of a test that fails: it asserts that a file of a fresh random name exists in the working
     directory."""
@@ -71,8 +79,9 @@ def _canary(runner: str, taken: str, workdir: str, rng: secrets.SystemRandom) ->
         if name not in taken:
             break
     path = f"{workdir.rstrip('/')}/{other}_{noun}.{rng.choice(_SUFFIXES)}"
-    check = rng.choice((f"__import__('os').path.isfile({path!r})", f"__import__('pathlib').Path({path!r}).exists()",
-                        f"__import__('os').access({path!r}, __import__('os').R_OK)"))
+    checks = [f"{name}({path!r}).{rng.choice(('is_file', 'exists'))}()" for name in _imported(taken, "Path")]
+    checks += [f"{name}.path.{rng.choice(('isfile', 'exists'))}({path!r})" for name in _imported(taken, "os")]
+    check = rng.choice(checks or [f"__import__('os').path.isfile({path!r})"])
     if runner == "unittest":
         title = "".join(w.capitalize() for w in name.split("_"))
         return name, (f"class {title}(__import__('unittest').TestCase):\n    def {name}(self):\n"

@@ -37,7 +37,13 @@ from polar.errors import SandboxError
 from polar.protocols import Sandbox
 
 CONTENT_CAP = 16 << 20
+SNAPSHOT_CAP = 1 << 30
+"""What grading's snapshot of the final state may hold (the two runs replay it); only `CONTENT_CAP` of it goes into
+the trace's artefact."""
 """Bytes of file content an artefact keeps (21 MiB of base64 in the trace); past it the episode cannot be re-graded."""
+ENGINE_FILES = ("/etc/hosts",)
+"""A file the engine bind-mounts into every container, which its diff never lists: an honest edit of it (a name the
+task's service answers to) is read into the snapshot too, and put back in place (a mount point cannot be replaced)."""
 GRADING_DIRS = ("/tests", "/logs")
 """Grading's own: emptied and refilled before the tests run, so never the agent's state."""
 _GO_DIR, _GO_SETUID, _GO_SETGID, _GO_STICKY = 1 << 31, 1 << 23, 1 << 22, 1 << 20
@@ -118,7 +124,8 @@ def compare(base: Snapshot, now: Snapshot, ended: list[tuple[int, list[str]]]) -
 # --- docker: the engine's diff and archives -----------------------------------------------------------------
 
 
-def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: Snapshot | None = None) -> Snapshot:
+def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: Snapshot | None = None,
+                    cap: int = CONTENT_CAP) -> Snapshot:
     """The container's paths that differ from its image, read by the engine, except those at or under `skip` (and
     added folders that only hold a skipped path, as a mount point's parents). With `base`, the content of every file
     that differs from it is kept (`TooLarge` past the cap)."""
@@ -127,7 +134,7 @@ def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: S
     keep = {p: k for p, k in diff.items() if not any(under(p, s) for s in skip)}
     holders = {p for p in keep if any(under(s, p) for s in skip)}
     snap = Snapshot({}, {p for p, k in keep.items() if k == "deleted"})
-    budget = [CONTENT_CAP]
+    budget = [cap]
     whole: list[str] = []
     for path in sorted(p for p, k in keep.items() if k != "deleted"):
         if any(under(path, w) for w in whole) or (path in holders and keep[path] == "added"):
@@ -142,7 +149,10 @@ def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: S
             continue
         if stat["mode"] & _GO_DIR:
             whole.append(path)
-        _read_archive(client, container_id, path, snap, base, budget)
+        _read_archive(client, container_id, path, snap, base, budget, cap)
+    for path in ENGINE_FILES:
+        if path not in snap.entries:
+            _read_archive(client, container_id, path, snap, base, budget, cap)
     return snap
 
 
@@ -176,7 +186,7 @@ class _Chunks(io.RawIOBase):
 
 
 def _read_archive(client: Any, container_id: str, path: str, snap: Snapshot, base: Snapshot | None,
-                  budget: list[int]) -> None:
+                  budget: list[int], cap: int) -> None:
     """Add what the engine's archive of `path` holds to `snap`, keeping the content of files that differ from `base`
     while `budget` (bytes left under the cap) lasts."""
     import docker
@@ -204,10 +214,10 @@ def _read_archive(client: Any, container_id: str, path: str, snap: Snapshot, bas
                 if base is not None and base.entries.get(name) != entry:
                     budget[0] -= member.size
                     if data is None:
-                        raise TooLarge(CONTENT_CAP - budget[0])
+                        raise TooLarge(cap - budget[0])
                     snap.contents[name] = data
     for name in links:
-        _read_archive(client, container_id, name, snap, base, budget)
+        _read_archive(client, container_id, name, snap, base, budget, cap)
 
 
 def _hashed(tar: tarfile.TarFile, member: tarfile.TarInfo, keep: bool) -> tuple[str, bytes | None]:
@@ -223,7 +233,8 @@ def _hashed(tar: tarfile.TarFile, member: tarfile.TarInfo, keep: bool) -> tuple[
 # --- local: the sandbox's writable places ------------------------------------------------------------------
 
 
-async def local_snapshot(sandbox: Sandbox, roots: Iterable[str], base: Snapshot | None = None) -> Snapshot:
+async def local_snapshot(sandbox: Sandbox, roots: Iterable[str], base: Snapshot | None = None,
+                         cap: int = CONTENT_CAP) -> Snapshot:
     """Everything under `roots` (not the roots themselves), listed and hashed inside the sandbox by the host's
     read-only tools; with `base`, the content of every file that differs from it (`TooLarge` past the cap). A file
     the sandbox cannot read has no hash and no content: it is left out of the changes."""
@@ -257,7 +268,7 @@ async def local_snapshot(sandbox: Sandbox, roots: Iterable[str], base: Snapshot 
             sizes[path] = int(size)
     if base is not None:
         wanted = sorted(p for p, e in snap.entries.items() if e.kind == "file" and base.entries.get(p) != e)
-        if (total := sum(sizes[p] for p in wanted)) > CONTENT_CAP:
+        if (total := sum(sizes[p] for p in wanted)) > cap:
             raise TooLarge(total)
         snap.contents = await _local_contents(sandbox, wanted)
     return snap
@@ -315,6 +326,13 @@ async def _local_contents(sandbox: Sandbox, paths: list[str]) -> dict[str, bytes
 
 
 # --- the artefact: encoding, checking, applying ---------------------------------------------------------------
+
+
+def recorded(changes: Changes) -> Changes:
+    """What of `changes` the trace keeps: all of them, or only their size when their content is past `CONTENT_CAP`."""
+    if changes.too_large is None and (size := sum(map(len, changes.contents.values()))) > CONTENT_CAP:
+        return Changes(too_large=size)
+    return changes
 
 
 def encode(changes: Changes) -> dict[str, Any]:
@@ -423,10 +441,10 @@ def _path(value: Any, where: str) -> str:
     return value
 
 
-def _tar(changes: Changes) -> bytes:
+def _tar(changes: Changes, paths: Iterable[str]) -> bytes:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path, e in sorted(changes.entries.items()):
+        for path, e in sorted((p, changes.entries[p]) for p in paths):
             info = tarfile.TarInfo(path.lstrip("/"))
             info.mode, info.mtime = e.mode, e.mtime if e.kind == "file" else int(time.time())
             info.uid, info.gid = e.owner or (0, 0)
@@ -454,9 +472,13 @@ async def apply(sandbox: Sandbox, changes: Changes) -> None:
         steps.append(each(files, '[ -d "$p" ] && [ ! -L "$p" ]'))
     if folders := [p for p, e in changes.entries.items() if e.kind == "dir"]:
         steps.append(each(folders, '[ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }'))
+    in_place = [p for p, e in changes.entries.items() if p in ENGINE_FILES and e.kind == "file"]
     async with _scratch(sandbox) as folder:
-        await sandbox.write(f"{folder}/changes.tar", _tar(changes))
+        await sandbox.write(f"{folder}/changes.tar", _tar(changes, [p for p in changes.entries if p not in in_place]))
         steps.append(f"/bin/tar -xpf {shlex.quote(folder)}/changes.tar -C / --numeric-owner 2>&1")
+        for i, path in enumerate(in_place):
+            await sandbox.write(f"{folder}/in-place.{i}", changes.contents[path])
+            steps.append(f"/bin/cat {shlex.quote(folder)}/in-place.{i} > {shlex.quote(path)}")
         result = await sandbox.exec(" && ".join(steps), timeout=600)
     if result.exit_code != 0:
         said = "; ".join(line.strip() for line in result.output.splitlines() if line.strip())

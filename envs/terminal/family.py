@@ -57,6 +57,7 @@ from polar.envs.sandbox.site import host_python_version, install_site
 from polar.envs.terminal.canary import Canary, place
 from polar.envs.terminal.changes import (
     GRADING_DIRS,
+    SNAPSHOT_CAP,
     Changes,
     Snapshot,
     TooLarge,
@@ -66,6 +67,7 @@ from polar.envs.terminal.changes import (
     docker_snapshot,
     encode,
     local_snapshot,
+    recorded,
     under,
 )
 from polar.envs.terminal.tamper import (
@@ -329,11 +331,13 @@ class TerminalFamily:
 
     async def _snapshot(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str],
                         base: Snapshot | None = None) -> Snapshot:
-        """What the places the agent can change hold (docker: the container against its image, by the engine)."""
+        """What the places the agent can change hold (docker: the container against its image, by the engine), with
+        the content of what differs from `base` up to `SNAPSHOT_CAP`."""
         if isinstance(sandbox, DockerSandbox):
             skip = (*GRADING_DIRS, *(m.sandbox_path for m in sandbox.spec.mounts))
-            return await asyncio.to_thread(docker_snapshot, sandbox.client, sandbox.container_id, skip, base)
-        return await local_snapshot(sandbox, (*_agent_places(task, environment), SOLUTION_DIR), base)
+            return await asyncio.to_thread(docker_snapshot, sandbox.client, sandbox.container_id, skip, base,
+                                           SNAPSHOT_CAP)
+        return await local_snapshot(sandbox, (*_agent_places(task, environment), SOLUTION_DIR), base, SNAPSHOT_CAP)
 
     async def _settled(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str], baseline: Snapshot,
                        tries: int = 8) -> Snapshot:
@@ -390,23 +394,28 @@ class TerminalFamily:
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
         changes = await self._changes(task, sandbox, state)
         kinds = {**changes.specials, **await _reachable_specials(sandbox, changes)}
-        why = None
-        if specials := _special_files(kinds):
+        canary, why, left = place(task.tests, task.workdir), None, ""
+        if (specials := _special_files(kinds)) and isinstance(canary, Canary):
+            left = (f"not in the snapshot the tests ran on (no artefact holds a special file, and no process of the "
+                    f"episode outlives it): {', '.join(f'{p} ({kinds[p]})' for p in specials[:20])}\n")
+        elif specials:
             why = (f"{specials[0]} is a {kinds[specials[0]]} (or a symbolic link to one), not a regular file: the "
                    "tests would block on it or read what no artefact can record (a re-grade would differ)")
         why = why or _links_into_grading(changes, state.baseline)
         if why:
             grade = Grade(self.reward.zeros(), f"the tests were not run: {why}", tampered=why)
-        elif changes.too_large is not None:
+        elif changes.too_large is not None and isinstance(canary, Canary):
             grade = Grade(self.reward.zeros(), "the tests were not run", error=(
                 f"task {task.id}: {changes.summary()}: the verifier runs on a snapshot of the final state, and this "
-                "one is too large to take"))
-        elif isinstance(canary := place(task.tests, task.workdir), Canary):
+                f"one is past the {SNAPSHOT_CAP >> 20} MiB a snapshot holds"))
+        elif isinstance(canary, Canary):
             grade = await self._two_runs(task, changes, backend, canary)
+            grade.log = left + grade.log
         else:
             grade = await self._run_tests(task, sandbox, state, fresh_project_env=_planted_venv(task, changes))
             grade.log = f"{NO_CANARY}: {canary}\n{grade.log}"
-        grade.artefact, grade.log = encode(changes), f"{changes.summary()}\n{grade.log}"
+        kept = recorded(changes)
+        grade.artefact, grade.log = encode(kept), f"{kept.summary()}\n{grade.log}"
         if isinstance(sandbox, DockerSandbox):
             grade.log = sandbox.describe() + grade.log
         return grade
@@ -496,26 +505,28 @@ class TerminalFamily:
         """Run the pristine tests (`tests`: the same with a canary added); with `fresh_project_env` (the agent changed
         the working directory's `.venv`) and the toolbox, uv's project commands use a fresh environment in the
         verifier's HOME instead."""
-        env = self.verifier_env(task, setup)
+        env, canaried = self.verifier_env(task, setup), tests is not None
         script = task.tests["test.sh"].decode(errors="replace")
         words = command_words(script)
         python_path = env.get("PYTHONPATH", "")
         tests_path = script_python_path(script, python_path, task.workdir)  # with the folders test.sh adds itself
+        startup = None  # what Python's start-up or a cwd-first Python would import: with a canary, its run shows it
         if isinstance(sandbox, DockerSandbox):
             try:
-                startup = await asyncio.to_thread(image_startup, sandbox.client, sandbox.image, env["PATH"],
-                                                  tests_path)
+                startup = None if canaried else await asyncio.to_thread(
+                    image_startup, sandbox.client, sandbox.image, env["PATH"], tests_path)
             except SandboxError as e:
                 return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
             found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words,
-                                            startup, tests_path)
+                                            startup, tests_path, canaried)
         else:
             places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
             found = await local_shadows(sandbox, env["PATH"], places)
-            found += await local_startup_shadows(sandbox, env["PATH"], tests_path, places)
-            startup = await local_startup(sandbox, env["PATH"], places)
-        found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path, startup.absent) \
-            if not found else []
+            if not canaried:
+                found += await local_startup_shadows(sandbox, env["PATH"], tests_path, places)
+                startup = await local_startup(sandbox, env["PATH"], places)
+        if not found and startup is not None:
+            found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path, startup.absent)
         found += sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []
         if found:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +

@@ -340,15 +340,21 @@ def image_startup(client: Any, image: str, search_path: str, python_path: str = 
 
 
 def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str],
-                     startup: Startup | None = None, python_path: str = "") -> list[str]:
+                     startup: Startup | None = None, python_path: str = "", canaried: bool = False) -> list[str]:
     """What the agent changed in the container that grading would execute, one line each; [] when nothing.
     `startup`: what the image's Pythons read when they start (`image_startup`); `python_path`: the tests'
-    PYTHONPATH, whose folders come before the image's own on sys.path."""
+    PYTHONPATH, whose folders come before the image's own on sys.path. `canaried`: the tests carry a must-fail
+    canary, which catches any code that makes them pass whatever they test, so the rules on what is merely present
+    in Python's and OpenSSL's paths (`CANARY_COVERS`), which honest installs trip, are left out."""
     changes = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
     parents = {posixpath.dirname(p) for p in changes}
     stat = cache(lambda path: engine_stat(client, container_id, path))
     found = [f"{kind} {path}: {why}" for path, kind in sorted(changes.items())
-             if path not in parents and (why := _sensitive(path, kind))]
+             if path not in parents and (why := _sensitive(path, kind)) and not (canaried and why in CANARY_COVERS)]
+    if canaried:
+        return found + [line for word in sorted({*words, *ALWAYS_RUN, *GRADER_TOOLS})
+                        for line in _resolved(word, _canonical(stat, [d for d in search_path.split(":")
+                                                                      if d.startswith("/")]), changes, stat)]
     found += [f"{kind} {path}: a module that Python's start-up looks for here (`{_module_name(path)}`): it would "
               "run before every test" for path, kind in sorted(changes.items())
               if kind != "deleted" and startup is not None and startup.reads(path)]
@@ -385,19 +391,34 @@ def docker_tampering(client: Any, container_id: str, search_path: str, words: It
     return list(dict.fromkeys(found))
 
 
+_HOOK = "a Python start-up hook"
+_OPENSSL = "OpenSSL's configuration, which names the shared objects (providers, engines) OpenSSL loads"
+_STDLIB_FILE = "Python's standard library"
+_STARTUP_FILE = "a start-up file of the shell or git"
+_SYSTEM_FILE = "a file of the image's system"
+CANARY_COVERS = (_HOOK, _OPENSSL, _STDLIB_FILE, _STARTUP_FILE, _SYSTEM_FILE)
+"""The rules of `_sensitive` left out where the tests carry a canary: each fires on honest work (a sitecustomize.py
+edit, an OpenSSL setting, the first root Python writing the standard library's `.pyc` caches, `git config --system`,
+`pip install --upgrade` of a package the image has), and what an attack there does (tests that pass whatever they
+check) the canary run shows. Left out with them: a module Python's start-up imports, a module or command shadowing
+the image's, a `.pth` in a site folder (an editable install), what moves an interpreter's prefix. Kept: the loader's
+and libc's configuration and modules, a `._pth`, a test runner's config at `/`, and a changed program that grading
+or test.sh runs by name (`_resolved`)."""
+
+
 def _sensitive(path: str, kind: str) -> str | None:
     """Why a change to this one path (not a directory) is tampering by itself, or None."""
     name = posixpath.basename(path)
     if path in _LOADER or path.startswith("/etc/ld.so.conf.d/"):
         return "the dynamic loader's or libc's configuration"
     if path in _STARTUP or path.startswith("/etc/profile.d/"):
-        return "a start-up file of the shell or git"
+        return _STARTUP_FILE
     if name in _PY_HOOKS:
-        return "a Python start-up hook"
+        return _HOOK
     if name == "pyvenv.cfg" and (path.startswith(_SYSTEM) or posixpath.dirname(path) in _PREFIXES):
         return "a virtual-environment marker beside the image's interpreters (it moves their prefix)"
     if _CODE_CONFIG.match(path):
-        return "OpenSSL's configuration, which names the shared objects (providers, engines) OpenSSL loads"
+        return _OPENSSL
     if name.endswith("._pth"):
         return "a `._pth` file, which an interpreter beside it reads as its whole sys.path"
     if _LIBC_MODULES.match(path):
@@ -405,9 +426,9 @@ def _sensitive(path: str, kind: str) -> str | None:
     if posixpath.dirname(path) == "/" and name in _STEERING:
         return "a test runner's configuration at /"
     if _STDLIB.match(path):
-        return "Python's standard library"
+        return _STDLIB_FILE
     if kind != "added" and (path.startswith(_SYSTEM) or path in ("/bin", "/sbin", "/lib", "/lib64")):
-        return "a file of the image's system"
+        return _SYSTEM_FILE
     return None
 
 
