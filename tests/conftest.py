@@ -22,11 +22,36 @@ CPU_BOUND = ("tests/polar/test_readme.py", "tests/evaluation/test_vllm_policy.py
 """Modules whose tests keep a core busy for minutes (a model's generation or training, the README's fresh install):
 one worker runs them all, one after another, so two of them never share the machine's two cores."""
 CPU_GROUP = "cpu-bound"
+SLOW_FIXTURES = frozenset({"docker", "registry", "cluster", *SHARED_SERVERS})
+"""Fixtures whose component costs minutes to bring up or use (Docker images, a Ray cluster, a vLLM server)."""
+SLOW_MODULES = (*CPU_BOUND, "tests/evaluation/test_ray.py")
+"""Modules that are slow throughout: a model's generation or training, a fresh install, a Ray cluster."""
+
+
+def _is_slow(item: pytest.Item, where: str) -> bool:
+    """The one rule for `slow` (besides a test's own `@pytest.mark.slow`): what it needs is costly to run. A test runs
+    in docker when it asks for the `docker` fixture or takes "docker" as a parameter (alone or in a tuple), since
+    most ask for the engine with `request.getfixturevalue("docker")` once they know their parameter."""
+    if where.startswith(SLOW_MODULES) or SLOW_FIXTURES & set(item.fixturenames):
+        return True
+    params = getattr(item, "callspec", None)
+    values = params.params.values() if params else ()
+    return any(v == "docker" or (isinstance(v, tuple) and "docker" in v) for v in values)
+
+
+def pytest_ignore_collect(collection_path, config: pytest.Config) -> bool | None:
+    """The fast subset (`-m "not slow"`) does not even import a module that is slow throughout: importing verl, TRL and
+    torch costs each worker more than most fast tests take."""
+    if config.option.markexpr.replace(" ", "") == "notslow":
+        if collection_path.relative_to(config.rootpath).as_posix().startswith(SLOW_MODULES):
+            return True
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`-n`, `--dist loadgroup`), keep on one worker the tests that share what is costly to make:
+    """Mark what is `slow` (`_is_slow`), for the fast subset (`-m "not slow"`). Under pytest-xdist (`-n`,
+    `--dist loadgroup`), keep on one worker the tests that share what is costly to make:
     the CPU-bound modules and every test of a vLLM server (`CPU_GROUP`, scheduled first: it is the longest chain), and
     the tests of one module that share a module- or class-scoped fixture (per value of its parameter, so each
     parametrized copy can go to its own worker). Every other test runs wherever a worker is free; each worker has its
@@ -36,9 +61,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue
+        where = item.path.relative_to(config.rootpath).as_posix()
+        if _is_slow(item, where):
+            item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("xdist_group") is not None:  # the test names its own group
             continue
-        where = item.path.relative_to(config.rootpath).as_posix()
         if SHARED_SERVERS & set(item.fixturenames) or where.startswith(CPU_BOUND):
             item.add_marker(pytest.mark.xdist_group(CPU_GROUP))
             cpu_bound.append(item)
