@@ -67,7 +67,7 @@ def test_trace_validate_says_what_is_wrong_in_one_line(tmp_path, content, messag
 @pytest.mark.parametrize("argv,message", [
     (["run", "polar/Nope-v0"], "valid names: polar/Code-v0"),
     (["run", "polar/Code-v0", "--policy", "nope"], "valid names: empty, local, openai, oracle, scripted"),
-    (["run", "polar/Code-v0", "--harness", "nope", "--policy", "empty"], "valid names: aider, builtin"),
+    (["run", "polar/Code-v0", "--harness", "nope", "--policy", "empty"], "valid names: aider, answer, builtin"),
 ])
 def test_bad_names_fail_with_the_valid_ones(argv, message, capsys, tmp_path):
     assert main([*argv, "--out", str(tmp_path)]) == 2

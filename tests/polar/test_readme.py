@@ -219,7 +219,7 @@ def test_setup_commands_are_what_the_tests_ran():
     from polar.doctor import extra_problems
 
     test_sh = (ROOT / "scripts" / "test.sh").read_text()
-    extras = re.search(r"^bash scripts/setup\.sh (\S+)$", test_sh, re.MULTILINE).group(1).split(",")
+    extras = re.search(r"^\s*bash scripts/setup\.sh (\S+)$", test_sh, re.MULTILINE).group(1).split(",")
     assert {"local", "train"} <= set(extras)
     for extra in ("local", "train"):
         assert extra_problems(extra) == [], extra
