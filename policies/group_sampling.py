@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from polar.policies.local_policy import LocalPolicy, stop_texts
+from polar.policies.local_policy import LoadedModel, LocalPolicy, stop_texts
 from polar.protocols import Task
 from polar.types import ModelReply, ModelRequest
 
@@ -21,16 +21,22 @@ from polar.types import ModelReply, ModelRequest
 def sample_group(policy: LocalPolicy, request: ModelRequest, n: int) -> list[ModelReply]:
     """`n` replies to `request`, sampled together with `policy`'s model and settings; with `policy.seed` set, the
     same request gets the same group."""
+    lm, built, budget = policy.prepare(request)
+    generator = policy.generator(built.ids, salt="group:")
+    return [policy.reply(lm, request, built, ids, lps, end)
+            for ids, lps, end in sample_batch(policy, lm, built.ids, budget, n, generator, stop_texts(request))]
+
+
+def sample_batch(policy: LocalPolicy, lm: LoadedModel, prompt: list[int], budget: int, n: int, generator: Any,
+                 stop: tuple[str, ...] = ()) -> list[tuple[list[int], list[float], str]]:
+    """`n` continuations of `prompt` (token ids), up to `budget` tokens each, sampled as one batch with `policy`'s
+    sampling settings: each one's token ids, their logprobs and its finish reason, as `LocalPolicy.sample_tokens`
+    returns them. Public for trainers that hold token ids (a GRPO group's first turn)."""
     import torch
     from transformers import DynamicCache
 
     if n < 1:
         raise ValueError(f"a group has at least one reply, got n={n}")
-    lm, built, budget = policy.prepare(request)
-    prompt = built.ids
-    generator = policy.generator(prompt, salt="group:")
-    stop = stop_texts(request)
-
     cache = DynamicCache()
     kw: dict[str, Any] = {"cache" if "cache" in lm.forward_kw else "past_key_values": cache, "use_cache": True}
     if "logits_to_keep" in lm.forward_kw:
@@ -57,9 +63,7 @@ def sample_group(policy: LocalPolicy, request: ModelRequest, n: int) -> list[Mod
                 cache.batch_select_indices(torch.tensor(going))
                 rows, drawn = [rows[p] for p in going], drawn[going]
             logits = lm.model(input_ids=drawn[:, None], **kw).logits[:, -1].float()
-
-    return [policy.reply(lm, request, built, ids, lps, end)
-            for ids, lps, end in zip(tokens, logprobs, finish, strict=True)]
+    return list(zip(tokens, logprobs, finish, strict=True))
 
 
 class GroupedPolicy:

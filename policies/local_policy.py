@@ -349,16 +349,16 @@ class LocalPolicy:
 
     def sample_tokens(
         self, lm: LoadedModel, prompt: list[int], budget: int, generator: Any, extends: list[int] | None = None,
-        remember: bool = False,
+        remember: bool = False, stop: tuple[str, ...] = (),
     ) -> tuple[list[int], list[float], str]:
         """Sample up to `budget` tokens after `prompt` (token ids) with a KV cache; return the ids, their logprobs and
         the finish reason. Public for trainers that hold token ids already (TRL's rollout, verl's server stand-in).
         `remember`: keep this call's chain (prompt + sampled ids) in `chains`, so a next call that passes it as
-        `extends` (its prompt starts with it) feeds the model only its new tokens."""
+        `extends` (its prompt starts with it) feeds the model only its new tokens; `stop`: texts that end the reply."""
         if extends is not None and prompt[: len(extends)] != list(extends):
             raise ValueError("sample_tokens: the prompt does not start with the chain it extends")
         key = array("l", extends).tobytes() if extends else None
-        return self._sample(lm, prompt, budget, generator, key, remember=remember)
+        return self._sample(lm, prompt, budget, generator, key, remember=remember, stop=stop)
 
     def draw(self, logits: Any, generator: Any) -> tuple[Any, Any]:
         """One token per row of `logits` (`[rows, vocab]`) by this policy's temperature and top-p, and its logprob

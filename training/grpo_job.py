@@ -198,10 +198,13 @@ def train(settings: GrpoSettings, reward_funcs: tuple = ()) -> list[StepRow]:
     started = time.monotonic()
     lm = load_model(s.model)
     print(f"{time.monotonic() - started:.1f}s", flush=True)
+    # no gradient checkpointing (TRL's default): a 135M model's activations fit many times over, and checkpointing
+    # runs every layer's forward twice
     config = GRPOConfig(
         output_dir=str(run / CHECKPOINTS), per_device_train_batch_size=s.prompts * s.group,
         num_generations=s.group, max_completion_length=s.max_new_tokens, max_steps=s.steps, learning_rate=s.lr,
-        beta=0.0, temperature=s.temperature, use_cpu=True, bf16=False, seed=s.seed, logging_steps=1,
+        beta=0.0, temperature=s.temperature, use_cpu=True, bf16=False, gradient_checkpointing=False,
+        seed=s.seed, logging_steps=1,
         save_strategy="steps", save_steps=s.save_every, save_total_limit=2, report_to="none", disable_tqdm=True,
         dataloader_num_workers=0)
     title = f"GRPO on {s.env_id} ({s.harness}), {s.model.name if s.model else MODEL_NAME}"

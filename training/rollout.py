@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from polar.envs.wrapper import async_env
-from polar.policies.local_policy import parse_tool_calls
+from polar.policies.local_policy import parse_tool_calls, stop_texts
 from polar.policies.prompting import PromptBuilder
 from polar.policies.samples import Sample, prefix_merge
 from polar.trace import Trace
@@ -42,13 +42,18 @@ class Generation:
 
     token_ids: list[int]
     logprobs: list[float]
+    stopped: bool = False
+    """The engine ended it on a stop (a stop token, or one of the request's stop texts, kept in the ids), not on the
+    budget."""
 
 
-Generate = Callable[[list[int], int, "list[int] | None"], Awaitable[Generation]]
-"""`await generate(prompt_ids, max_tokens, extends)`: sample at most `max_tokens` tokens after `prompt_ids`.
+Generate = Callable[[list[int], int, "list[int] | None", tuple[str, ...]], Awaitable[Generation]]
+"""`await generate(prompt_ids, max_tokens, extends, stop)`: sample at most `max_tokens` tokens after `prompt_ids`.
 `extends` is the previous call's prompt + sampled ids when this prompt continues them (None at a chain's first
 call): an engine that holds that call's KV cache feeds only the new tokens; one with a prefix cache of its own
-(vLLM, SGLang) needs no hint."""
+(vLLM, SGLang) needs no hint. `stop`: the request's stop texts (the answer harness ends a reply where its code block
+closes); an engine that honours them ends the reply with the text and sets `stopped`, one that does not samples on
+to a stop token, which costs tokens but changes no grade."""
 
 
 @dataclass(frozen=True)
@@ -87,9 +92,9 @@ def reply_from_tokens(tokenizer: Any, stops: frozenset[int], prompt: list[int], 
     ids = list(generation.token_ids)
     if len(generation.logprobs) != len(ids):
         raise ValueError(f"the sampler returned {len(ids)} token ids but {len(generation.logprobs)} logprobs")
-    finish = "stop" if ids and ids[-1] in stops else "length"
-    content, calls = parse_tool_calls(tokenizer.decode(ids[:-1] if finish == "stop" else ids,
-                                                       skip_special_tokens=False))
+    ends_on_token = bool(ids) and ids[-1] in stops
+    finish = "stop" if generation.stopped or ends_on_token else "length"
+    content, calls = parse_tool_calls(tokenizer.decode(ids[:-1] if ends_on_token else ids, skip_special_tokens=False))
     return ModelReply(content=content, tool_calls=calls, finish_reason="tool_calls" if calls and finish == "stop"
                       else finish, token_ids=ids, logprobs=list(generation.logprobs), prompt_token_ids=list(prompt),
                       model=model)
@@ -177,7 +182,7 @@ async def run_episode(spec: EpisodeSpec, generate: Generate, tokenizer: Any, *, 
                                        prompt_token_ids=prompt, chain_break=built.chain_break, model=model)
                 else:
                     t0 = time.monotonic()
-                    generation = await generate(prompt, limit, chain if in_chain else None)
+                    generation = await generate(prompt, limit, chain if in_chain else None, stop_texts(obs))
                     generate_s += time.monotonic() - t0
                     reply = reply_from_tokens(tokenizer, stops, prompt, generation, model)
                     reply.chain_break = built.chain_break

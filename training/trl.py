@@ -36,10 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from polar.errors import PolarError
+from polar.policies.group_sampling import sample_batch
 from polar.policies.local_policy import MODEL_NAME, ChainCache, LoadedModel, LocalPolicy
 from polar.policies.samples import Sample
 from polar.training.rollout import Budget, Generation, Rollout, make_env, remote_envs, run_episode, stop_ids
 from polar.training.verl.data import EpisodeSpec
+
+GATHER_S = 5.0
+"""How long a GRPO group's first call waits for the group's other episodes to ask for the same prompt (their
+sandboxes start at different speeds); a group whose episodes are all asking is sampled at once."""
 
 
 def prompt_key(prompt: Any) -> str:
@@ -103,7 +108,7 @@ class PolarRollout:
         was_training = model.training
         model.eval()
         try:
-            rollouts = asyncio.run(self._run(specs, lm, sampler, budget))
+            rollouts = asyncio.run(self._run(specs, lm, sampler, budget, trainer.args.num_generations))
         finally:
             model.train(was_training)
         for rollout in rollouts if self.on_episode else ():
@@ -111,17 +116,44 @@ class PolarRollout:
         return self._output(rollouts)
 
     async def _run(self, specs: list[EpisodeSpec], lm: LoadedModel, sampler: LocalPolicy,
-                   budget: Budget) -> list[Rollout]:
+                   budget: Budget, group: int) -> list[Rollout]:
         import torch
 
+        loop = asyncio.get_running_loop()
         lock = asyncio.Lock()  # one forward pass at a time: the episodes overlap only in env time
         generator = torch.Generator().manual_seed(int(torch.randint(2**31, ())))  # follows TRL's seed
+        waiting: dict[tuple, list[asyncio.Future]] = {}
 
-        async def generate(prompt_ids: list[int], max_tokens: int, extends: list[int] | None) -> Generation:
+        async def one(prompt_ids: list[int], max_tokens: int, extends: list[int] | None,
+                      stop: tuple[str, ...]) -> Generation:
             async with lock:
-                ids, logprobs, _ = await asyncio.get_running_loop().run_in_executor(None, functools.partial(
-                    sampler.sample_tokens, lm, prompt_ids, max_tokens, generator, extends, remember=True))
-            return Generation(ids, logprobs)
+                ids, logprobs, finish = await loop.run_in_executor(None, functools.partial(
+                    sampler.sample_tokens, lm, prompt_ids, max_tokens, generator, extends, remember=True, stop=stop))
+            return Generation(ids, logprobs, stopped=finish == "stop")
+
+        async def generate(prompt_ids: list[int], max_tokens: int, extends: list[int] | None,
+                           stop: tuple[str, ...]) -> Generation:
+            """A call that starts a chain waits (up to GATHER_S) for the rest of its GRPO group to ask for the same
+            prompt, and the group is sampled as one batch (`sample_batch`); a call that extends a chain goes
+            alone, on its chain's KV cache."""
+            if extends is not None or group < 2:
+                return await one(prompt_ids, max_tokens, extends, stop)
+            key = (tuple(prompt_ids), max_tokens, stop)
+            future = loop.create_future()
+            asking = waiting.setdefault(key, [])
+            asking.append(future)
+            deadline = loop.time() + GATHER_S
+            while not future.done() and waiting.get(key) is asking and len(asking) < group \
+                    and loop.time() < deadline:
+                await asyncio.sleep(0.02)
+            async with lock:
+                if not future.done():
+                    batch = waiting.pop(key)
+                    sampled = await loop.run_in_executor(None, functools.partial(
+                        sample_batch, sampler, lm, prompt_ids, max_tokens, len(batch), generator, stop))
+                    for asked, (ids, logprobs, finish) in zip(batch, sampled, strict=True):
+                        asked.set_result(Generation(ids, logprobs, stopped=finish == "stop"))
+            return future.result()
 
         return list(await asyncio.gather(*(
             run_episode(spec, generate, self.tokenizer, model=self.model_name, budget=budget, policy=self.policy,

@@ -488,7 +488,7 @@ make = remote_envs({head!r})
 [pool] = RemoteEnvPool._shared.values()
 first = True
 
-async def generate(prompt_ids, max_tokens, extends):
+async def generate(prompt_ids, max_tokens, extends, stop):
     global first
     if first:  # the first episode's env is open and reset on its node: the test takes that node away now
         first = False

@@ -106,3 +106,38 @@ def test_a_run_folder_with_other_settings_is_refused_with_the_fix(tmp_path):
         assert "other settings" in str(e) and "--out" in str(e)
     else:
         raise AssertionError("a run folder of other settings was trained on")
+
+
+def test_a_group_s_first_turn_is_one_batch_that_ends_where_the_answer_closes(bwrap, tmp_path, monkeypatch):
+    """Through the answer harness, one step of one task x a group of 3: the three replies are sampled as one batch
+    (`sample_batch`, called once, for 3), a reply that closes its code block ends there with finish_reason stop, and
+    every reply's token ids and logprobs are the batch's own, as the trace records them."""
+    from polar.policies import group_sampling
+    from polar.training import trl as polar_trl
+    from polar.training.grpo_job import GrpoSettings, train
+
+    calls: list[tuple[int, tuple[str, ...]]] = []
+    sampled: list[tuple[list[int], list[float], str]] = []
+    real = group_sampling.sample_batch
+
+    def counted(policy, lm, prompt, budget, n, generator, stop=()):
+        calls.append((n, stop))
+        out = real(policy, lm, prompt, budget, n, generator, stop)
+        sampled.extend(out)
+        return out
+
+    monkeypatch.setattr(polar_trl, "sample_batch", counted)
+    curve = train(GrpoSettings(suite="code-warmup-train", tasks="add", harness="answer", prompts=1, group=3, steps=1,
+                               max_turns=1, max_new_tokens=96, temperature=0.7, save_every=1, out=tmp_path / "run"))
+    from polar.harnesses.answer import STOP, answer_block
+
+    assert calls == [(3, (STOP,))] and curve[0].episodes == 3  # one batch, told where the answer ends
+    traces = list(read_jsonl(tmp_path / "run" / "traces.jsonl"))
+    replies = [t.turns[0].reply for t in traces]
+    assert sorted((r.token_ids, r.logprobs) for r in replies) == sorted((ids, lps) for ids, lps, _ in sampled)
+    assert len({tuple(r.prompt_token_ids) for r in replies}) == 1
+    stopped = [r for r in replies if r.finish_reason == "stop"]
+    assert stopped, [r.content for r in replies]  # SmolLM2 closes a one-line function's block well within 96 tokens
+    closed = [r for r in stopped if STOP in r.content]  # the rest ended on the model's end-of-turn token
+    assert all(r.content.rindex(STOP) >= len(r.content) - len(STOP) - 4 for r in closed)  # no prose sampled after
+    assert all(answer_block(r.content, stopped=True) is not None for r in closed)

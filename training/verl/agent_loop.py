@@ -67,8 +67,11 @@ class PolarAgentLoop(AgentLoopBase):
         steps: list[int] = []
         preempted = -1
 
-        async def generate(prompt_ids: list[int], max_tokens: int, extends: list[int] | None) -> Generation:
-            # verl's servers cache prefixes themselves: `extends` is not needed
+        async def generate(prompt_ids: list[int], max_tokens: int, extends: list[int] | None,
+                           stop: tuple[str, ...]) -> Generation:
+            # verl's servers cache prefixes themselves: `extends` is not needed. `stop` is not passed on (whether a
+            # server's returned token ids keep a stop text is untested): it samples on to a stop token, which costs
+            # tokens but changes no grade
             nonlocal preempted
             output = await self.server_manager.generate(
                 request_id=request_id, prompt_ids=prompt_ids, priority=priority,
