@@ -43,6 +43,10 @@ class CodeTask:
     stub: dict[str, str]
     solution: dict[str, str]
     tests: dict[str, str]
+    test_timeout_s: float | None = None
+    """task.toml's optional `test_timeout_s`: each test's time once the module is imported; None: the family's
+    default (`polar.envs.code.family.PER_TEST_S`). A task of one-line functions sets a few seconds, so that a reply
+    that loops forever fails its tests in seconds, not minutes."""
 
     @property
     def files(self) -> list[str]:
@@ -95,6 +99,11 @@ def load_task(directory: Path) -> CodeTask:
     statement_path = directory / "statement.md"
     if not statement_path.is_file():
         raise TaskFormatError(f"{statement_path}: missing")
+    test_timeout = meta.get("test_timeout_s")
+    if test_timeout is not None and (isinstance(test_timeout, bool) or not isinstance(test_timeout, int | float)
+                                     or not 0 < test_timeout <= 3600):
+        raise TaskFormatError(f"{toml_path}: field 'test_timeout_s' must be a number of seconds in (0, 3600], got "
+                              f"{test_timeout!r}")
     return CodeTask(
         id=task_id,
         title=title,
@@ -103,6 +112,7 @@ def load_task(directory: Path) -> CodeTask:
         stub={f: _text(directory / "stub" / f, toml_path) for f in files},
         solution={f: _text(directory / "solution" / f, toml_path) for f in files},
         tests=tests,
+        test_timeout_s=float(test_timeout) if test_timeout is not None else None,
     )
 
 

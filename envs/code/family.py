@@ -37,8 +37,9 @@ SUBJECT_DIR = "/polar-grader"
 IMPORT_S = 10.0
 """How long a test's subject may take to import the module, on the driver's clock, from its connection."""
 PER_TEST_S = 60.0
-"""Each test's time on the driver's clock once the module is imported. Every use of the module is a round trip
-to the sandbox (50 to 150 µs on a busy machine), and a bundled test makes up to 120,000 of them."""
+"""Each test's default time on the driver's clock once the module is imported (a task's `test_timeout_s` sets its
+own). Every use of the module is a round trip to the sandbox (50 to 150 µs on a busy machine), and a bundled test
+makes up to 120,000 of them."""
 CONNECT_S = 10.0
 """How long the driver waits for a test's subject to connect."""
 GRADE_TIMEOUT_S = 120.0
@@ -121,7 +122,8 @@ class CodeFamily:
                 for name, text in files.items():
                     await grader.write(name, text)
                 socket_path = str(shared / "driver.sock")
-                verdicts, problem, tampered = await _drive(private, socket_path, list(task.files), tests, grader)
+                verdicts, problem, tampered = await _drive(private, socket_path, list(task.files), tests, grader,
+                                                            task.test_timeout_s or PER_TEST_S)
             finally:
                 await grader.stop()
         results = [verdicts.get(i, (False, "no verdict", 0.0)) for i in range(len(tests))]
@@ -136,7 +138,8 @@ class CodeFamily:
 
 
 async def _drive(private: Path, socket_path: str, files: list[str], tests: list[tuple[str, str]],
-                 grader: Sandbox) -> tuple[dict[int, tuple[bool, str, float]], str | None, str | None]:
+                 grader: Sandbox, per_test_s: float,
+                 ) -> tuple[dict[int, tuple[bool, str, float]], str | None, str | None]:
     """Run the test driver and launch a subject each time it asks: the verdicts, what broke grading itself, and the
     first sign that something wrote on the grader's socket what the subject's own code never sends."""
     errors = (private / "stderr").open("w+b")
@@ -144,7 +147,7 @@ async def _drive(private: Path, socket_path: str, files: list[str], tests: list[
         sys.executable, "-I", "-S", str(private / "driver.py"), cwd=private, env=CLEAN_ENV,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, start_new_session=True)
     assert proc.stdin is not None and proc.stdout is not None
-    config = {"socket": socket_path, "files": files, "tests": tests, "import_s": IMPORT_S, "per_test_s": PER_TEST_S,
+    config = {"socket": socket_path, "files": files, "tests": tests, "import_s": IMPORT_S, "per_test_s": per_test_s,
               "connect_s": CONNECT_S}
     proc.stdin.write(json.dumps(config).encode() + b"\n")
     command = f"python3 -I {SUBJECT_DIR}/subject.py {SUBJECT_DIR}/{Path(socket_path).name} " \
@@ -155,7 +158,7 @@ async def _drive(private: Path, socket_path: str, files: list[str], tests: list[
 
     async def launch(run: int, token: str) -> None:
         with contextlib.suppress(SandboxError):
-            await grader.exec(f"{command} <<< {token}", timeout=CONNECT_S + IMPORT_S + PER_TEST_S + 5)
+            await grader.exec(f"{command} <<< {token}", timeout=CONNECT_S + IMPORT_S + per_test_s + 5)
         with contextlib.suppress(OSError):  # the driver may be gone already
             proc.stdin.write(json.dumps({"ended": run}).encode() + b"\n")
 

@@ -299,13 +299,19 @@ def tests(task: Warmup) -> str:
     return f"from {task.name} import {task.name}\n{cases}"
 
 
+TEST_TIMEOUT_S = 5
+"""Each test's seconds (task.toml's `test_timeout_s`): the references take milliseconds, and a sampled reply that
+loops forever, common at this model size, then fails in seconds instead of holding a training step for minutes."""
+
+
 def write(task: Warmup, root: Path) -> None:
     folder = root / task.name
     shutil.rmtree(folder, ignore_errors=True)
     for sub in ("stub", "solution", "tests"):
         (folder / sub).mkdir(parents=True)
     (folder / "task.toml").write_text(f'id = "{task.name}"\ntitle = "{task.name}"\n'
-                                      f'difficulty = "{task.difficulty}"\nfiles = ["{task.name}.py"]\n')
+                                      f'difficulty = "{task.difficulty}"\nfiles = ["{task.name}.py"]\n'
+                                      f"test_timeout_s = {TEST_TIMEOUT_S}\n")
     (folder / "statement.md").write_text(statement(task))
     (folder / "stub" / f"{task.name}.py").write_text(stub(task))
     (folder / "solution" / f"{task.name}.py").write_text(solution(task))

@@ -173,3 +173,33 @@ def test_a_test_file_that_does_not_parse_fails_at_load_naming_it(tmp_path, sourc
     write_task(tmp_path, test=source)
     with pytest.raises(TaskFormatError, match=r"t1/tests/test_m.py: .*fix the test file"):
         load_suite(str(tmp_path))
+
+
+def test_a_task_s_test_timeout_fails_a_module_that_loops_forever_in_seconds(bwrap, tmp_path):
+    """task.toml's `test_timeout_s` bounds each test (the warm-up suite sets 5 s): a module whose function never
+    returns fails every test on that clock, while the reference still passes."""
+    import re
+
+    from polar.envs.code.family import PER_TEST_S
+
+    (task,) = load_suite(str(write_task(tmp_path).parent))
+    tests = {"test_m.py": "from m import f\n\ndef test_a():\n    assert f() == 1\n\n"
+                          "def test_b():\n    assert f() == 1\n"}
+    task = type(task)(**{**task.__dict__, "tests": tests, "test_timeout_s": 1.5})
+    looping = asyncio.run(CodeFamily().grade_files(task, {"m.py": "def f():\n    while True:\n        pass\n"},
+                                                   make_backend("local")))
+    assert looping.components["solved"] == 0.0 and looping.log.startswith("passed 0/2"), looping.log
+    # each test ended on the task's clock (the driver logs its seconds), not on the family's default
+    seconds = [float(s) for s in re.findall(r"^FAILED test_m\.py::test_\w+ \(([\d.]+)s\)", looping.log, re.M)]
+    assert len(seconds) == 2 and max(seconds) < PER_TEST_S / 2, looping.log
+    fine = asyncio.run(CodeFamily().grade_files(task, {"m.py": "def f():\n    return 1\n"}, make_backend("local")))
+    assert fine.components["solved"] == 1.0, fine.log
+
+
+@pytest.mark.parametrize("value", ["0", "-1", '"5"', "true", "7200"])
+def test_a_test_timeout_that_is_not_a_number_of_seconds_fails_at_load(tmp_path, value):
+    task = write_task(tmp_path)
+    with (task / "task.toml").open("a") as f:
+        f.write(f"test_timeout_s = {value}\n")
+    with pytest.raises(TaskFormatError, match=r"t1/task.toml: field 'test_timeout_s'"):
+        load_suite(str(tmp_path))
