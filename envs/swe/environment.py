@@ -51,6 +51,9 @@ from polar.tasks.swe import BUNDLED, SweTask
 WORKDIR = "/testbed"
 PYTEST = "python3 -m pytest"
 """How every environment's `test_command` begins: polar's grader runs pytest its own way with the same arguments."""
+TEST_FILES = "{test_files}"
+"""In a `test_command`, where the test files of the row's `test_patch` go (as SWE-bench's harness appends them); a
+command without it names its own targets."""
 SITE = "/opt/polar-env/site"
 SANDBOX_PYTHON = "3.11"
 """The python3 of the docker base image (Debian bookworm) and of the hosts the local sandbox runs on."""
@@ -317,18 +320,28 @@ def mirror_of(repo: str) -> Path | None:
 def repository_environment(task: SweTask) -> RepoEnvironment | None:
     """The instance's environment built from its repository's mirror (`mirror_of`), or None when it has none. What
     its tests need comes from the row's own `requirements` and `test_command`, else from the entry for its repo
-    and version in `$POLAR_SWE_REPOS/environments.json`."""
+    and version in `$POLAR_SWE_REPOS/environments.json`, else from SWE-bench's table (`swebench_specs`)."""
+    from polar.envs.swe.swebench_specs import environment_from_spec, spec_for
+
     if (mirror := mirror_of(task.repo)) is None:
         return None
     where = f"instance {task.instance_id!r}"
     requirements, command = task.extra.get("requirements"), task.extra.get("test_command")
     if requirements is None or command is None:
         listed = load_environments((mirror.parent / "environments.json",)).get((task.repo, task.version))
-        if listed is None:
-            raise TaskFormatError(f"{where}: its repository is {mirror}, but nothing says what its tests need: give "
-                                  f"the row `requirements` (pip specifiers) and `test_command` (`{PYTEST} ...`), or "
-                                  f"add an entry for {task.repo} {task.version} to {mirror.parent}/environments.json")
-        requirements, command = listed.requirements, listed.test_command
+        spec = spec_for(task.repo, task.version)
+        fix = (f"give the row `requirements` (pip specifiers) and `test_command` (`{PYTEST} ... {TEST_FILES}`), or "
+               f"add an entry for {task.repo} {task.version} to {mirror.parent}/environments.json")
+        if listed is not None:
+            requirements, command = listed.requirements, listed.test_command
+        elif spec is None:
+            raise TaskFormatError(f"{where}: its repository is {mirror}, but nothing says what its tests need "
+                                  f"(SWE-bench's table has no {task.repo} {task.version}): {fix}")
+        else:
+            try:
+                requirements, command = environment_from_spec(spec, PYTEST, TEST_FILES)
+            except ValueError as e:
+                raise TaskFormatError(f"{where}: {e}: {fix}") from None
     if not isinstance(requirements, list | tuple) or not all(isinstance(r, str) for r in requirements) \
             or not isinstance(command, str):
         raise TaskFormatError(f"{where}: `requirements` must be a list of pip specifiers and `test_command` a string")

@@ -67,6 +67,7 @@ from polar.envs.swe.canaries import PLACER_SOURCE, CanarySet, make_canaries
 from polar.envs.swe.environment import (
     PYTEST,
     REGISTRY_VARIABLE,
+    TEST_FILES,
     WORKDIR,
     RepoEnvironment,
     load_environments,
@@ -214,7 +215,8 @@ def default_eval_script(task: SweTask, test_command: str = DEFAULT_TEST_COMMAND,
     files = task.test_files()
     restore = " ".join(shlex.quote(f) for f in files)
     reset = f"for f in {restore}; do git checkout -q {task.base_commit} -- \"$f\" 2>/dev/null || rm -f \"$f\"; done"
-    targets = " ".join(shlex.quote(f) for f in files if f.endswith(".py")) if run_files else ""
+    named = [shlex.quote(f) for f in files if f.endswith(".py")]
+    targets = " ".join(named) if run_files and TEST_FILES not in test_command else ""
     lines = ["#!/bin/bash", "set -uxo pipefail",
              "if [ -f /opt/miniconda3/bin/activate ]; then",
              "  source /opt/miniconda3/bin/activate; conda activate testbed",
@@ -226,7 +228,10 @@ def default_eval_script(task: SweTask, test_command: str = DEFAULT_TEST_COMMAND,
         lines += [reset, "git apply --verbose - <<'EOF_114329324912'", task.test_patch.rstrip("\n"), "EOF_114329324912"]
     if canaries:
         lines += [f"python3 {CANARY_PLACER}", ONE_COMMIT]
-    lines += [f": '{START_TEST_OUTPUT}'", f"{test_command} {targets}".rstrip(), f": '{END_TEST_OUTPUT}'"]
+    if TEST_FILES in test_command and not named:  # never the whole suite in their place
+        test_command = "echo 'polar: the test command runs the test patch files, and it names no .py file: no test ran'"
+    lines += [f": '{START_TEST_OUTPUT}'", f"{test_command.replace(TEST_FILES, ' '.join(named))} {targets}".rstrip(),
+              f": '{END_TEST_OUTPUT}'"]
     if files and not canaries:  # with canaries the history is gone, and the grading sandbox with it
         lines.append(reset)
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from polar.envs.registration import register_envs
 from polar.envs.swe.environment import (
     GIT,
     REPOS_VARIABLE,
+    TEST_FILES,
     load_environments,
     mirror_of,
     repository_environment,
@@ -79,6 +80,43 @@ def history(tmp_path_factory) -> tuple[Path, str, str]:
     git(root, "clone", "-q", "--bare", str(work), str(repos / "tkem__cachetools.git"))
     git(work, "bundle", "create", str(root / "tkem__cachetools.bundle"), "--all")
     return repos, commits[0], commits[1]
+
+
+NEW_TEST = """from cachetools import LRUCache
+
+
+class DefaultCache(LRUCache):
+    def __missing__(self, key):
+        try:
+            self[key] = key
+        except ValueError:
+            pass  # too big: not stored
+        return key
+
+
+def test_a_missing_key_that_is_stored():
+    cache = DefaultCache(maxsize=2, getsizeof=lambda x: x)
+    assert cache[1] == 1 and 1 in cache
+
+
+def test_a_missing_key_that_is_not_stored():
+    cache = DefaultCache(maxsize=2, getsizeof=lambda x: x)
+    assert cache[1] == 1 and cache[2] == 2 and 1 not in cache
+    assert cache[3] == 3 and 3 not in cache
+    assert cache[1] == 1 and cache.popitem() == (1, 1)  # before the fix, 3 was left in the order and popped
+"""
+
+
+def in_swe_bench_s_shape() -> dict:
+    """The cachetools fix with a test patch in SWE-bench's shape: it adds the test file that FAIL_TO_PASS and
+    PASS_TO_PASS name (SWE-bench's harness runs the test patch's files only; the real-mini row's patch changes
+    tests/__init__.py, whose tests run from other files)."""
+    lines = NEW_TEST.splitlines()
+    patch = "".join(["diff --git a/tests/test_missing.py b/tests/test_missing.py\n", "new file mode 100644\n",
+                     "--- /dev/null\n", "+++ b/tests/test_missing.py\n", f"@@ -0,0 +1,{len(lines)} @@\n",
+                     *(f"+{line}\n" for line in lines)])
+    return {"test_patch": patch, "FAIL_TO_PASS": ["tests/test_missing.py::test_a_missing_key_that_is_not_stored"],
+            "PASS_TO_PASS": ["tests/test_missing.py::test_a_missing_key_that_is_stored"]}
 
 
 def mirror_row(base_commit: str, **fields) -> dict:
@@ -165,14 +203,52 @@ def test_a_mirror_with_nothing_that_says_what_its_tests_need_is_refused(history,
         SweFamily().environment(task)
 
 
-def test_an_instance_from_a_mirror_admits_in_the_local_sandbox_through_the_cli(bwrap, history, tmp_path):
+@pytest.mark.parametrize("targets", ["tests", TEST_FILES])
+def test_an_instance_from_a_mirror_admits_in_the_local_sandbox_through_the_cli(bwrap, history, tmp_path, targets):
+    """With its own targets, or with the test patch's files in the place of `{test_files}`."""
     repos, base, _ = history
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps(mirror_row(base, requirements=["pytest==8.3.5"],
-                                          test_command="python3 -m pytest -rA -p no:cacheprovider tests")) + "\n")
+                                          test_command=f"python3 -m pytest -rA -p no:cacheprovider {targets}",
+                                          **in_swe_bench_s_shape() if targets == TEST_FILES else {})) + "\n")
     done = subprocess.run([sys.executable, "-m", "polar.cli", "tasks", "admit", str(rows), "--sandbox", "local",
                            "--repos", str(repos)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0 and "1/1 task(s)" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_a_mirror_row_with_nothing_of_its_own_takes_swe_bench_s_table(bwrap, history, tmp_path, monkeypatch):
+    """A row as SWE-bench publishes it (no `requirements`, no `test_command`) whose (repo, version) the table has:
+    its pip packages and its pytest command, run on the test patch's files, admit it (the table stands in for the
+    real one, which has no cachetools)."""
+    from polar.envs.swe import swebench_specs
+
+    repos, base, _ = history
+    monkeypatch.setenv(REPOS_VARIABLE, str(repos))
+    monkeypatch.setattr(swebench_specs, "table", lambda: {"tkem/cachetools": {"4.2": {
+        "python": "3.9", "install": "python -m pip install -e .", "pip_packages": ["pytest==8.3.5"],
+        "test_cmd": "pytest --no-header -rA --tb=no -p no:cacheprovider"}}})
+    task = replace(CACHETOOLS, instance_id="tkem__cachetools-4.2.1-table", version="4.2", base_commit=base,
+                   eval_script="")
+    environment = repository_environment(task)
+    assert environment.requirements == ("pytest==8.3.5", "pytest")
+    assert environment.test_command == f"python3 -m pytest --no-header -rA --tb=no -p no:cacheprovider {TEST_FILES}"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps(mirror_row(base, instance_id=task.instance_id, **in_swe_bench_s_shape())) + "\n")
+    _, results = run(admit_suite(str(rows), sandbox="local", jobs=1))
+    assert [(r.task_id, r.reasons) for r in results] == [(task.instance_id, [])]
+
+
+def test_a_test_command_for_the_patch_s_files_runs_nothing_when_it_names_none():
+    """`{test_files}` with a test patch that changes no .py file: the script says so, and never runs the whole suite
+    in their place."""
+    from polar.envs.swe.family import default_eval_script
+
+    task = replace(CACHETOOLS, test_patch=CACHETOOLS.test_patch.replace(".py", ".txt"))
+    script = default_eval_script(task, f"python3 -m pytest -rA {TEST_FILES}", run_files=False)
+    assert "no test ran" in script and "python3 -m pytest" not in script
+    named = default_eval_script(CACHETOOLS, f"python3 -m pytest -rA {TEST_FILES} -x", run_files=False)
+    files = " ".join(f for f in CACHETOOLS.test_files() if f.endswith(".py"))
+    assert f"python3 -m pytest -rA {files} -x\n" in named
 
 
 def test_an_instance_from_a_mirror_admits_in_docker(docker, history, tmp_path, monkeypatch):
