@@ -22,7 +22,8 @@ from timing import table, write
 SPLITS = ("code-warmup-train", "code-warmup-heldout")
 
 
-def measure(split: str, args: argparse.Namespace, policy) -> dict:
+def measure(split: str, args: argparse.Namespace, policy, runs: Path) -> dict:
+    """One `polar eval` of `policy` on `split` (k = `args.k`, the first `args.tasks` tasks), resumed from `runs`."""
     from polar.envs.registration import register_envs
     from polar.evaluation.evaluate import EvalRun, EvalSettings, run_eval, suite_hash, write_outputs
     from polar.evaluation.stats import wilson_interval
@@ -33,10 +34,10 @@ def measure(split: str, args: argparse.Namespace, policy) -> dict:
     settings = EvalSettings(env_id="polar/Code-v0", harness="answer", sandbox="local", policy="local",
                             model=policy.model, suite=split, suite_hash=suite_hash(tasks),
                             tasks=tuple(t.id for t in tasks), k=args.k, seed=0, max_turns=1, time_limit_s=300.0)
-    run = EvalRun.open(args.runs / f"{split}-k{args.k}-t{args.temperature}-n{args.max_new_tokens}", settings)
+    run = EvalRun.open(runs / f"{split}-k{args.k}-t{args.temperature}-n{args.max_new_tokens}", settings)
     make_env = functools.partial(gym.make, "polar/Code-v0", harness="answer", sandbox="local", suite=split,
                                  max_turns=1, time_limit_s=300.0)
-    asyncio.run(run_eval(run, make_env, policy, jobs=2))
+    asyncio.run(run_eval(run, make_env, policy, jobs=args.jobs))
     summary = write_outputs(run, "solved")
     solved: dict[str, int] = {}
     for (task_id, _), trace in sorted(run.done.items()):
@@ -52,6 +53,8 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8, help="samples per task")
     parser.add_argument("--tasks", type=int, default=None, help="only the first N tasks of each split")
     parser.add_argument("--max-new-tokens", type=int, default=128)
+    parser.add_argument("--jobs", type=int, default=8, help="episodes at once in an eval: one task's k replies are one "
+                                                            "batch, and the other episodes grade while it samples")
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--runs", type=Path, default=Path("runs/warmup-base"), help="where the eval runs go")
     parser.add_argument("--out", type=Path, help="JSON path (default: benchmarks/results/warmup_base.json)")
@@ -62,7 +65,7 @@ def main() -> None:
     from polar.policies.local_policy import LocalPolicy
 
     policy = GroupedPolicy(LocalPolicy(max_new_tokens=args.max_new_tokens, temperature=args.temperature), args.k)
-    splits = {split: measure(split, args, policy) for split in SPLITS}
+    splits = {split: measure(split, args, policy, args.runs) for split in SPLITS}
     settings = {"model": policy.model, "harness": "answer", "sandbox": "local", "k": args.k,
                 "temperature": args.temperature, "max_new_tokens": args.max_new_tokens, "tasks": args.tasks,
                 "torch_threads": torch.get_num_threads(), "interval": "95% Wilson over tasks"}

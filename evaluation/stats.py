@@ -46,3 +46,19 @@ def bootstrap_pass_at_k(counts: Sequence[tuple[int, int]], k: int, seed: int = 0
     picks = np.random.default_rng(seed).integers(0, scores.size, (BOOTSTRAP_RESAMPLES, scores.size))
     low, high = np.percentile(scores[picks].mean(axis=1), [2.5, 97.5])
     return float(scores.mean()), float(low), float(high)
+
+
+def paired_gain(before: Sequence[float], after: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
+    """The mean per-task change from `before` to `after` (the same tasks, in the same order) and its percentile
+    bootstrap interval over tasks. Two runs on the same tasks share each task's difficulty, so the paired interval
+    is much narrower than the gap between their two separate intervals; (nan, -1, 1) with no tasks."""
+    import numpy as np
+
+    if len(before) != len(after):
+        raise ValueError(f"paired_gain needs the same tasks before and after: {len(before)} and {len(after)} rates")
+    changes = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
+    if changes.size == 0:
+        return math.nan, -1.0, 1.0
+    picks = np.random.default_rng(seed).integers(0, changes.size, (BOOTSTRAP_RESAMPLES, changes.size))
+    low, high = np.percentile(changes[picks].mean(axis=1), [2.5, 97.5])
+    return float(changes.mean()), float(low), float(high)

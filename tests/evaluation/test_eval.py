@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -97,3 +98,20 @@ def test_the_suite_hash_covers_task_files_and_not_where_they_lie(tmp_path):
     test_sh = tmp_path / "suite" / original[0].id / "tests" / "test.sh"
     test_sh.write_text(test_sh.read_text() + "\necho edited\n")
     assert suite_hash(load_suite(str(tmp_path / "suite"))) != suite_hash(original)
+
+
+def test_an_optional_task_field_left_unset_leaves_the_suite_hash_as_it_was(tmp_path):
+    """Code-v0 gained test_timeout_s after the bundled submissions were made: a suite that does not set it hashes as
+    before (the submissions still validate), and one that sets it hashes differently (a run names what it ran)."""
+    import dataclasses
+
+    from polar.evaluation.evaluate import suite_hash
+    from polar.tasks.code import load_suite
+
+    tasks = load_suite("code-mini")
+    manifest = json.loads((Path(__file__).parents[2] / "leaderboard" / "submissions" / "oracle-builtin"
+                           / "manifest.json").read_text())  # hashed before the field existed
+    assert manifest["suite"] == "code-mini"
+    assert suite_hash(tasks) == manifest["suite_hash"]
+    timed = [dataclasses.replace(tasks[0], test_timeout_s=5.0), *tasks[1:]]
+    assert suite_hash(timed) != suite_hash(tasks)

@@ -83,3 +83,17 @@ def test_wilson_interval():
 def test_bootstrap_pass_at_k_with_no_task_of_k_samples_is_unknown():
     mean, low, high = bootstrap_pass_at_k([(1, 1), (1, 0)], k=2)
     assert math.isnan(mean) and (low, high) == (0.0, 1.0)
+
+
+def test_the_paired_gain_credits_shared_tasks_and_refuses_unpaired_runs():
+    """Every task up by a quarter is a sure gain although the two runs' own spreads overlap; no change is no gain;
+    runs over different task lists are refused, not silently truncated."""
+    from polar.evaluation.stats import paired_gain
+
+    before = [0.0, 0.25, 0.5, 0.75] * 5
+    gain, low, high = paired_gain(before, [b + 0.25 for b in before])
+    assert (round(gain, 6), round(low, 6), round(high, 6)) == (0.25, 0.25, 0.25)
+    gain, low, high = paired_gain(before, [0.75, 0.5, 0.25, 0.0] * 5)  # the same rates, on other tasks
+    assert low < 0 < high and abs(gain) < 1e-9
+    with pytest.raises(ValueError, match="same tasks"):
+        paired_gain([0.5], [0.5, 1.0])
