@@ -24,8 +24,14 @@ one worker runs them all, one after another, so two of them never share the mach
 CPU_GROUP = "cpu-bound"
 SLOW_FIXTURES = frozenset({"docker", "registry", "cluster", *SHARED_SERVERS})
 """Fixtures whose component costs minutes to bring up or use (Docker images, a Ray cluster, a vLLM server)."""
-SLOW_MODULES = (*CPU_BOUND, "tests/evaluation/test_ray.py")
-"""Modules that are slow throughout: a model's generation or training, a fresh install, a Ray cluster."""
+BATTERIES = ("tests/envs/code/test_redteam_code.py", "tests/envs/swe/test_redteam_swe.py",
+             "tests/envs/terminal/test_redteam_terminal.py", "tests/envs/terminal/test_faithful_terminal.py",
+             "tests/envs/web/test_redteam_web.py", "tests/harnesses/test_cli_harnesses.py",
+             "tests/harnesses/test_harness_failures.py")
+"""Whole batteries: every attack on a grader, every honest solution it must pay, every agent product through every
+sandbox. A change to one grader runs its own battery by file; the fast subset keeps each package's contract tests."""
+SLOW_MODULES = (*CPU_BOUND, "tests/evaluation/test_ray.py", *BATTERIES)
+"""Modules that are slow throughout: a model's generation or training, a fresh install, a Ray cluster, a battery."""
 
 
 def _is_slow(item: pytest.Item, where: str) -> bool:

@@ -26,6 +26,7 @@ def test_the_suite_has_40_tasks_of_graded_difficulty():
     assert len(TASKS) >= 40 and all(counts[d] >= 10 for d in ("easy", "medium", "hard")), counts
 
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 def test_admission_the_reference_scores_1_and_the_untouched_stub_0(bwrap):
     env_id, admissions = asyncio.run(admit_suite("code", sandbox="local", jobs=4))
     assert env_id == "polar/Code-v0" and len(admissions) == len(TASKS)

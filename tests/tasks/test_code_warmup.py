@@ -51,6 +51,7 @@ def test_the_folders_are_what_build_suite_writes(tmp_path):
         assert (WARMUP / built.relative_to(tmp_path)).read_text() == built.read_text(), built
 
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 @pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.slow)])
 def test_admission_the_reference_scores_1_and_the_untouched_stub_0(request, sandbox):
     request.getfixturevalue("bwrap" if sandbox == "local" else "docker")

@@ -103,6 +103,7 @@ def test_test_file_edits_never_reach_the_grader():
 
 # --- grading and admission in real sandboxes -------------------------------------------------------------
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 def test_bundled_instances_are_admitted_in_the_local_sandbox(bwrap):
     """One instance per project in each sandbox (the second here, the first in docker): admitting all 34 took
     3.5 minutes of every CI run; the oracle test below still resolves every one, and `polar tasks admit swe-mini`
@@ -178,6 +179,7 @@ def test_regrading_the_artefact_gives_the_same_verdict(bwrap):
 
 # --- episodes ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 def test_the_oracle_resolves_every_bundled_instance_through_the_builtin_harness(bwrap):
     env = gym.make("polar/SWE-v0", sandbox="local", max_turns=4)
     try:

@@ -150,6 +150,7 @@ def test_each_instance_is_a_real_fix_between_two_releases_with_its_changelog_quo
         assert set(task.test_files()).isdisjoint(patch_files(task.patch)) and task.FAIL_TO_PASS
 
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 def test_every_instance_is_admitted(backend):
     env_id, results = run(admit_suite(SUITE, sandbox=backend, jobs=2))
     assert env_id == "polar/SWE-v0" and [r.task_id for r in results] == [t.id for t in TASKS]

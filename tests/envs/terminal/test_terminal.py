@@ -279,6 +279,7 @@ def admit_all(sandbox: str):
     return admissions
 
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 def test_admission_of_every_bundled_task_in_the_local_sandbox(bwrap):
     assert [(a.task_id, a.reasons, a.skipped) for a in admit_all("local") if not a.admitted] == []
 

@@ -32,6 +32,7 @@ def env(chromium, bwrap):
     env.close()
 
 
+@pytest.mark.slow  # a sweep over every bundled task: the fast subset runs one episode of each family
 def test_the_oracle_scores_1_on_every_bundled_task(env):
     failures = []
     for task_id in TASK_IDS:
@@ -77,7 +78,8 @@ def test_a_harness_without_mcp_is_refused_with_the_reason(chromium, bwrap, node)
         env.close()
 
 
-@pytest.mark.parametrize("harness, sandbox", proofs("Web-v0"), ids=["-".join(p) for p in proofs("Web-v0")])
+@pytest.mark.parametrize("harness, sandbox", [  # the fast subset runs the first; the others are a battery
+    pytest.param(*p, id="-".join(p), marks=pytest.mark.slow if i else ()) for i, p in enumerate(proofs("Web-v0"))])
 def test_a_cli_harness_reaches_the_browser_over_mcp(harness, sandbox, chromium, bwrap, node):
     """The oracle through the CLI's own MCP client scores 1, "done" 0; the browser tools are offered under the
     names the adapter declares (the MCP server is registered as `polar`)."""
