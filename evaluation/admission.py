@@ -161,14 +161,14 @@ def cmd_tasks_admit(args: argparse.Namespace) -> int:
     counts = {"rejected": 0, "skipped": 0}
 
     def progress(admission: Admission) -> None:
+        seen = "; ".join(f"{check}: {outcome}" for check, outcome in admission.outcomes.items())
         if admission.skipped is not None:
             counts["skipped"] += 1
             bar.write(f"SKIPPED {admission.task_id} in the {args.sandbox} sandbox: {admission.skipped}")
-        elif not admission.admitted:
+        elif not admission.admitted:  # what the checks saw, as for an admitted task, after why it failed
             counts["rejected"] += 1
-            bar.write(f"REJECTED {admission.task_id}: " + "; ".join(admission.reasons))
+            bar.write(f"REJECTED {admission.task_id}: " + "; ".join(admission.reasons) + (f" ({seen})" if seen else ""))
         else:
-            seen = "; ".join(f"{check}: {outcome}" for check, outcome in admission.outcomes.items())
             bar.write(f"ADMITTED {admission.task_id}" + (f" ({seen})" if seen else ""))
         bar.set_postfix(counts)
         bar.update(1)

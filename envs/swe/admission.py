@@ -55,6 +55,9 @@ async def admit(family: SweFamily, task: SweTask, backend: SandboxBackend) -> Ad
     started = time.monotonic()
     result = Admission(task.instance_id)
     try:
+        runtime = await asyncio.to_thread(family.runtime, task, backend.name)
+        if runtime.environment is not None:  # where it came from, and the Python asked for beside the one used
+            result.outcomes["environment"] = runtime.environment.describe()
         gold = await family.grade_patch(task, task.patch, backend)
         result.outcomes["gold"] = _seen(gold)
         if gold.error or gold.components["resolved"] != 1.0:

@@ -115,6 +115,18 @@ class RepoEnvironment:
     """The sdist is the instances' base release as published (a suite made from real history): nothing is reversed."""
     mirror: Path | None = None
     """A git mirror or bundle of the repository; instances are checked out from it at their `base_commit`."""
+    origin: str = ""
+    """What said what the tests need: the row, an environments.json, or SWE-bench's spec table."""
+    python_asked: str | None = None
+    """The Python version that origin names (SWE-bench's table does); None: it names none."""
+
+    def describe(self) -> str:
+        """One line for the admission report and the grade log: where the environment came from, and the Python
+        it asked for beside the one it runs on, so a row graded on another Python says so."""
+        python = (f"Python {SANDBOX_PYTHON}" if self.python_asked in (None, SANDBOX_PYTHON) else
+                  f"Python {self.python_asked} asked, {SANDBOX_PYTHON} used (polar's sandboxes have only "
+                  f"{SANDBOX_PYTHON} yet)")
+        return f"environment of {self.repo} {self.version} from {self.origin or 'polar'}; {python}"
 
     @property
     def key(self) -> str:
@@ -286,7 +298,7 @@ def load_environments(paths: tuple[Path, ...] = ENVIRONMENTS_FILES) -> dict[tupl
                                   sdist=path.parent / entry["sdist"] if "sdist" in entry else None,
                                   sha256=entry.get("sha256", ""), requirements=tuple(entry["requirements"]),
                                   test_command=entry["test_command"], licence=entry.get("licence", ""),
-                                  sdist_is_base=entry.get("sdist_is_base", False))
+                                  sdist_is_base=entry.get("sdist_is_base", False), origin=str(path))
             found[(env.repo, env.version)] = _checked(env, str(path))
     return found
 
@@ -321,19 +333,21 @@ def repository_environment(task: SweTask) -> RepoEnvironment | None:
     """The instance's environment built from its repository's mirror (`mirror_of`), or None when it has none. What
     its tests need comes from the row's own `requirements` and `test_command`, else from the entry for its repo
     and version in `$POLAR_SWE_REPOS/environments.json`, else from SWE-bench's table (`swebench_specs`)."""
+    from polar.envs.swe.swebench_specs import PACKAGE as SPEC_SOURCE
     from polar.envs.swe.swebench_specs import environment_from_spec, spec_for
 
     if (mirror := mirror_of(task.repo)) is None:
         return None
     where = f"instance {task.instance_id!r}"
     requirements, command = task.extra.get("requirements"), task.extra.get("test_command")
+    origin, python = "the row's requirements and test_command", None
     if requirements is None or command is None:
         listed = load_environments((mirror.parent / "environments.json",)).get((task.repo, task.version))
         spec = spec_for(task.repo, task.version)
         fix = (f"give the row `requirements` (pip specifiers) and `test_command` (`{PYTEST} ... {TEST_FILES}`), or "
                f"add an entry for {task.repo} {task.version} to {mirror.parent}/environments.json")
         if listed is not None:
-            requirements, command = listed.requirements, listed.test_command
+            requirements, command, origin = listed.requirements, listed.test_command, listed.origin
         elif spec is None:
             raise TaskFormatError(f"{where}: its repository is {mirror}, but nothing says what its tests need "
                                   f"(SWE-bench's table has no {task.repo} {task.version}): {fix}")
@@ -342,11 +356,13 @@ def repository_environment(task: SweTask) -> RepoEnvironment | None:
                 requirements, command = environment_from_spec(spec, PYTEST, TEST_FILES)
             except ValueError as e:
                 raise TaskFormatError(f"{where}: {e}: {fix}") from None
+            origin, python = f"SWE-bench's spec table ({SPEC_SOURCE})", spec.get("python")
     if not isinstance(requirements, list | tuple) or not all(isinstance(r, str) for r in requirements) \
             or not isinstance(command, str):
         raise TaskFormatError(f"{where}: `requirements` must be a list of pip specifiers and `test_command` a string")
     return _checked(RepoEnvironment(repo=task.repo, version=task.version, requirements=tuple(requirements),
-                                    test_command=command, mirror=mirror), where)
+                                    test_command=command, mirror=mirror, origin=origin,
+                                    python_asked=None if python is None else str(python)), where)
 
 
 REGISTRY_VARIABLE = "POLAR_IMAGE_REGISTRY"

@@ -371,6 +371,8 @@ class SweFamily:
             return Grade(self.reward.zeros(), f"{note}the grading sandbox did not start: {e}", artefact,
                          error=f"grading failed: {e}")
         ours = self.writes_eval_script(task, runtime.environment)
+        if runtime.environment is not None:  # what it was graded on, a Python other than the one asked for included
+            note = f"polar: {runtime.environment.describe()}\n{note}"
         try:
             await self.materialize(task, grader, runtime.environment)
             before = await self._worktree(task, grader)

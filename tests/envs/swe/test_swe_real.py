@@ -15,6 +15,7 @@ import gymnasium as gym
 import pytest
 
 from polar.envs.registration import register_envs
+from polar.envs.sandbox import make_backend
 from polar.envs.swe.environment import (
     GIT,
     REPOS_VARIABLE,
@@ -215,6 +216,8 @@ def test_an_instance_from_a_mirror_admits_in_the_local_sandbox_through_the_cli(b
     done = subprocess.run([sys.executable, "-m", "polar.cli", "tasks", "admit", str(rows), "--sandbox", "local",
                            "--repos", str(repos)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0 and "1/1 task(s)" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    assert ("environment: environment of tkem/cachetools 4.2 from the row's requirements and test_command; Python "
+            "3.11") in done.stdout + done.stderr
 
 
 def test_a_mirror_row_with_nothing_of_its_own_takes_swe_bench_s_table(bwrap, history, tmp_path, monkeypatch):
@@ -237,6 +240,12 @@ def test_a_mirror_row_with_nothing_of_its_own_takes_swe_bench_s_table(bwrap, his
     rows.write_text(json.dumps(mirror_row(base, instance_id=task.instance_id, **in_swe_bench_s_shape())) + "\n")
     _, results = run(admit_suite(str(rows), sandbox="local", jobs=1))
     assert [(r.task_id, r.reasons) for r in results] == [(task.instance_id, [])]
+    assert results[0].outcomes["environment"] == (  # the report says what the row was graded on, and what it asked
+        "environment of tkem/cachetools 4.2 from SWE-bench's spec table (swebench==4.1.0); Python 3.9 asked, 3.11 "
+        "used (polar's sandboxes have only 3.11 yet)")
+    (row,) = load_instances(str(rows))
+    gold = run(SweFamily().grade_patch(row, row.patch, make_backend("local")))
+    assert gold.components["resolved"] == 1.0 and "Python 3.9 asked, 3.11 used" in gold.log.splitlines()[0]
 
 
 def test_a_test_command_for_the_patch_s_files_runs_nothing_when_it_names_none():
