@@ -2,7 +2,9 @@
 
 `family.py` is the family (the patch filter, grading in a fresh sandbox, the verdict record); `polar_verdict.py` is
 the pytest plugin grading copies into that sandbox; `environment.py` builds each repository's environment;
-`admission.py` checks a suite (gold resolves, empty and sabotaging patches do not); `cli.py` is `polar images`.
+`admission.py` checks a suite (gold resolves, empty and sabotaging patches do not); `swebench_specs.py` reads
+SWE-bench's spec table; `canaries.py` and `canary_placer.py` make and place the must-fail canaries. `polar images`
+is `polar/envs/images_command.py`.
 """
 
 from polar.envs.swe.family import SweFamily
