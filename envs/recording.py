@@ -1,8 +1,9 @@
 """`RecordTraces`: a Gymnasium wrapper that appends each finished episode's trace to a JSONL file.
 
-Recording is a wrapper, as Gymnasium's `RecordEpisodeStatistics` is, rather than code in each runner: `polar run`,
-`polar eval` and a library user's own loop write traces the same way, through `polar.trace.append_jsonl`, which
-fsyncs each line, so a process killed mid-run loses no finished episode. It records what passes through it, the last
+Recording is a wrapper, as Gymnasium's `RecordEpisodeStatistics` is, rather than code in each runner: `polar run`
+and a library user's own loop record through it. Every traces.jsonl (this wrapper, `polar eval`'s run, `polar train
+grpo`'s) is written by `polar.trace.append_jsonl`, which fsyncs each line, so a process killed mid-run loses no
+finished episode, and resumed by `polar.trace.keep_jsonl`. It records what passes through it, the last
 step's `info["trace"]` from the env it wraps, so it composes with any other wrapper, inside or outside it.
 """
 

@@ -21,7 +21,7 @@ from polar import __version__
 from polar.errors import PolarError
 from polar.evaluation.runner import play_episode
 from polar.evaluation.stats import pass_at_k
-from polar.trace import STATUSES, Trace, append_jsonl, write_parquet
+from polar.trace import STATUSES, Trace, append_jsonl, keep_jsonl, write_parquet
 
 
 @dataclass(frozen=True)
@@ -74,25 +74,12 @@ class EvalRun:
         return run
 
     def _load(self) -> None:
-        path = self.out / "traces.jsonl"
-        if not path.exists():
-            return
         seeds = {episode_seed(self.settings.seed, t, s): (t, s) for t in self.settings.tasks
                  for s in range(self.settings.k)}
-        good = 0
-        with path.open("rb") as f:
-            for line in f:
-                try:
-                    trace = Trace.model_validate_json(line)
-                except ValueError:
-                    break  # a line cut short by a kill: drop it and everything after it
-                key = seeds.get(trace.seed)
-                if key is not None and key[0] == trace.task_id:
-                    self.done[key] = trace
-                good += len(line)
-        if good != path.stat().st_size:
-            with path.open("r+b") as f:
-                f.truncate(good)
+        for trace in keep_jsonl(self.out / "traces.jsonl"):  # a line cut short by a kill is dropped
+            key = seeds.get(trace.seed)
+            if key is not None and key[0] == trace.task_id:
+                self.done[key] = trace
 
     def todo(self) -> list[tuple[str, int]]:
         return [(t, s) for s in range(self.settings.k) for t in self.settings.tasks if (t, s) not in self.done]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -107,6 +107,34 @@ def append_jsonl(path: Path, traces: Iterable[Trace]) -> None:
             f.write(trace.to_json() + "\n")
             f.flush()
             os.fsync(f.fileno())
+
+
+def keep_jsonl(path: Path, keep: Callable[[Trace], bool] = lambda trace: True) -> list[Trace]:
+    """The traces of `path` that a resumed run keeps: every whole line up to the first broken one (a line cut short
+    by a kill, and everything after it), less those `keep` refuses. When that drops anything the file is rewritten
+    to hold exactly them, through a new file renamed over it, so a kill during the rewrite loses nothing."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    kept, dropped = [], False
+    with path.open("rb") as f:
+        for line in f:
+            try:
+                trace = Trace.model_validate_json(line)
+            except ValueError:
+                dropped = True
+                break
+            if keep(trace):
+                kept.append(trace)
+            else:
+                dropped = True
+    if dropped:
+        staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        staged.unlink(missing_ok=True)
+        append_jsonl(staged, kept)
+        staged.touch()
+        os.replace(staged, path)
+    return kept
 
 
 def read_jsonl(path: Path) -> Iterator[Trace]:

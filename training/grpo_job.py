@@ -30,7 +30,7 @@ from typing import Any
 
 from polar.errors import PolarError
 from polar.evaluation.curve import CURVE, PLOT, StepRow, plot_curve, read_curve
-from polar.trace import Trace, append_jsonl, read_jsonl
+from polar.trace import Trace, append_jsonl, keep_jsonl
 
 TRACES, CHECKPOINTS, SETTINGS = "traces.jsonl", "checkpoints", "train.json"
 
@@ -73,11 +73,7 @@ def keep_steps_up_to(run: Path, step: int) -> None:
     kept = [r for r in read_curve(run) if r.step <= step]
     curve.write_text("".join(json.dumps(asdict(r)) + "\n" for r in kept), encoding="utf-8")
     ids = {i for r in kept for i in r.episode_ids}
-    traces = run / TRACES
-    if traces.is_file():
-        survivors = [t for t in read_jsonl(traces) if t.episode_id in ids]
-        traces.unlink()
-        append_jsonl(traces, survivors)
+    keep_jsonl(run / TRACES, lambda trace: trace.episode_id in ids)
 
 
 def last_checkpoint(run: Path) -> tuple[Path, int] | None:

@@ -106,3 +106,21 @@ def test_a_trainer_lowers_max_tokens_through_any_stack(code_env):
         assert "max_tokens" not in vars(stacked) and "max_tokens" not in vars(stacked.env)
     finally:
         code_env.unwrapped.max_tokens = None
+
+
+def test_a_resumed_traces_file_keeps_whole_lines_only_and_is_rewritten_whole(unwrapped_run, tmp_path):
+    """`keep_jsonl`, how `polar eval` and `polar train grpo` resume: a line cut short by a kill goes, so do the traces
+    the caller refuses (a GRPO step played again); what stays is rewritten whole, with no staging file left."""
+    from polar.trace import append_jsonl, keep_jsonl
+
+    path = tmp_path / "traces.jsonl"
+    other = unwrapped_run.model_copy(update={"episode_id": "other"})
+    append_jsonl(path, [unwrapped_run, other])
+    assert keep_jsonl(path) == [unwrapped_run, other]
+    with path.open("a", encoding="utf-8") as f:
+        f.write(other.to_json()[:50])  # the kill came mid-line
+    assert [t.episode_id for t in keep_jsonl(path)] == [unwrapped_run.episode_id, "other"]
+    assert path.read_text().count("\n") == 2 and path.read_text().endswith("}\n")
+    assert keep_jsonl(path, lambda trace: trace.episode_id == "other") == [other]
+    assert list(read_jsonl(path)) == [other] and list(tmp_path.iterdir()) == [path]
+    assert keep_jsonl(tmp_path / "none.jsonl") == []
