@@ -3,7 +3,7 @@
 The fenced `bash` blocks give one command a line, the fenced `python` blocks one script each, and the inline
 `polar ...` spans in the prose one command each when they are complete (no placeholder such as SUITE, FILE or
 `<dir>`, and the CLI parses them). They share one working directory, so a command finds what an earlier one
-wrote (`runs/eval-Code-v0-builtin-local` comes from the first command); `-k` on a later one alone fails for that.
+wrote (`runs/eval-Code-v0-answer-local` comes from the first command); `-k` on a later one alone fails for that.
 
 - The set-up commands are what `scripts/test.sh` ran before this test (`SETUP`): their effect is checked here.
 - A command that needs what this machine lacks (a model server, a GPU) must fail at once with one line that says
@@ -120,8 +120,8 @@ def _first_screen(done: subprocess.CompletedProcess, workdir: Path) -> None:
     assert "pass@1 95% CI" in out and "over tasks" in out
 
 
-FIRST_EPISODE = " --tasks balanced_brackets"
-"""What the test adds to the README's first command: the first task of code-mini alone."""
+FIRST_EPISODE = " --tasks greet"
+"""What the test adds to the README's first command: one task of code-warmup-heldout alone."""
 
 
 def _oracle_summary(done: subprocess.CompletedProcess, workdir: Path) -> None:
@@ -148,7 +148,7 @@ def _already_installed(done: subprocess.CompletedProcess, workdir: Path) -> None
 
 
 CHECKS = {
-    "polar eval polar/Code-v0 --suite code-mini --max-turns 4": _first_screen,
+    "polar eval polar/Code-v0 --suite code-warmup-heldout --harness answer": _first_screen,
     "polar eval polar/Code-v0 --suite code-mini --policy oracle": _oracle_summary,
     "polar leaderboard build --out site/": _site_has_the_new_submission,
     "polar harnesses --install all": _already_installed,
