@@ -60,19 +60,14 @@ def main() -> None:
     import torch
 
     from polar.policies.group_sampling import GroupedPolicy
-    from polar.policies.local_policy import LocalPolicy
+    from polar.policies.local_policy import SAMPLING_THREADS, LocalPolicy, torch_threads
     from polar.training.grpo_job import CHECKPOINTS, PLOT, GrpoSettings, train
-    from polar.training.trl import SAMPLING_THREADS
 
     def heldout(model_path: Path | None, runs: Path) -> dict:
         """One thread samples (SAMPLING_THREADS: the graders run beside it), as in training's rollouts."""
         policy = LocalPolicy(max_new_tokens=args.max_new_tokens, temperature=args.temperature, model_path=model_path)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(SAMPLING_THREADS)
-        try:
+        with torch_threads(SAMPLING_THREADS):
             return measure(HELDOUT, args, GroupedPolicy(policy, args.k), runs)
-        finally:
-            torch.set_num_threads(threads)
 
     base = heldout(None, args.runs / "base")
     settings = GrpoSettings(env_id="polar/Code-v0", suite=TRAIN, harness="answer", steps=args.steps,

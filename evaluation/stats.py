@@ -43,9 +43,16 @@ def bootstrap_pass_at_k(counts: Sequence[tuple[int, int]], k: int, seed: int = 0
     scores = np.array([pass_at_k(n, c, k) for n, c in counts if n >= k])
     if scores.size == 0:
         return math.nan, 0.0, 1.0
-    picks = np.random.default_rng(seed).integers(0, scores.size, (BOOTSTRAP_RESAMPLES, scores.size))
-    low, high = np.percentile(scores[picks].mean(axis=1), [2.5, 97.5])
-    return float(scores.mean()), float(low), float(high)
+    return _bootstrap_mean(scores, seed)
+
+
+def _bootstrap_mean(values, seed: int) -> tuple[float, float, float]:
+    """The mean of per-task `values` (a non-empty numpy array) and its 95% percentile bootstrap interval over tasks."""
+    import numpy as np
+
+    picks = np.random.default_rng(seed).integers(0, values.size, (BOOTSTRAP_RESAMPLES, values.size))
+    low, high = np.percentile(values[picks].mean(axis=1), [2.5, 97.5])
+    return float(values.mean()), float(low), float(high)
 
 
 def paired_gain(before: Sequence[float], after: Sequence[float], seed: int = 0) -> tuple[float, float, float]:
@@ -59,6 +66,4 @@ def paired_gain(before: Sequence[float], after: Sequence[float], seed: int = 0) 
     changes = np.asarray(after, dtype=float) - np.asarray(before, dtype=float)
     if changes.size == 0:
         return math.nan, -1.0, 1.0
-    picks = np.random.default_rng(seed).integers(0, changes.size, (BOOTSTRAP_RESAMPLES, changes.size))
-    low, high = np.percentile(changes[picks].mean(axis=1), [2.5, 97.5])
-    return float(changes.mean()), float(low), float(high)
+    return _bootstrap_mean(changes, seed)

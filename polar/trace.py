@@ -131,8 +131,7 @@ def keep_jsonl(path: Path, keep: Callable[[Trace], bool] = lambda trace: True) -
     if dropped:
         staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         staged.unlink(missing_ok=True)
-        append_jsonl(staged, kept)
-        staged.touch()
+        append_jsonl(staged, kept)  # creates the file even when nothing is kept
         os.replace(staged, path)
     return kept
 

@@ -22,6 +22,8 @@ import shutil
 import threading
 from array import array
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,25 @@ def _save_weights(lm: LoadedModel, folder: Path) -> None:
             tensors[name] = tensor.contiguous()
     save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
     lm.tokenizer.save_pretrained(folder)
+
+
+SAMPLING_THREADS = 1
+"""Torch threads while episodes sample (an optimizer step gets them all back). Sampling a token at a time is bound by
+Python's overhead, not arithmetic, and the graders' sandboxes run beside it: on 2 cores, SmolLM2 sampled 14.4
+tokens/s with one thread and 6.4 with two (the second thread spins waiting for a busy core)."""
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """At most `count` torch threads inside the block, the caller's number again after it."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(min(threads, count))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 @dataclass

@@ -37,15 +37,18 @@ from typing import Any
 
 from polar.errors import PolarError
 from polar.policies.group_sampling import sample_batch
-from polar.policies.local_policy import MODEL_NAME, ChainCache, LoadedModel, LocalPolicy
+from polar.policies.local_policy import (
+    MODEL_NAME,
+    SAMPLING_THREADS,
+    ChainCache,
+    LoadedModel,
+    LocalPolicy,
+    torch_threads,
+)
 from polar.policies.samples import Sample
 from polar.training.rollout import Budget, Generation, Rollout, make_env, remote_envs, run_episode, stop_ids
 from polar.training.verl.data import EpisodeSpec
 
-SAMPLING_THREADS = 1
-"""Torch threads while the episodes sample (the optimizer step gets them all back). Sampling a token at a time is
-bound by Python's overhead, not arithmetic, and the graders' sandboxes run beside it: on 2 cores, SmolLM2 sampled
-14.4 tokens/s with one thread and 6.4 with two (the second thread spins waiting for a busy core)."""
 GATHER_S = 5.0
 """How long a GRPO group's first call waits for the group's other episodes to ask for the same prompt (their
 sandboxes start at different speeds); a group whose episodes are all asking is sampled at once."""
@@ -99,8 +102,6 @@ class PolarRollout:
                 raise PolarError("rollout_func got a prompt that is in none of its rows; build the train dataset "
                                  "with polar.training.trl.dataset(rows) from the same rows")
             specs.append(spec)
-        import torch
-
         model = trainer.accelerator.unwrap_model(trainer.model)
         lm = LoadedModel(self.tokenizer, model, stop_ids(self.tokenizer),
                          frozenset(inspect.signature(model.forward).parameters))
@@ -111,14 +112,13 @@ class PolarRollout:
                               model_path=Path(getattr(model, "name_or_path", "") or "."),
                               chains=ChainCache(kept=len(specs)))
         budget = Budget(self.max_prompt_length, trainer.args.max_completion_length)
-        was_training, threads = model.training, torch.get_num_threads()
+        was_training = model.training
         model.eval()
-        torch.set_num_threads(min(threads, SAMPLING_THREADS))
         try:
-            rollouts = asyncio.run(self._run(specs, lm, sampler, budget, trainer.args.num_generations))
+            with torch_threads(SAMPLING_THREADS):
+                rollouts = asyncio.run(self._run(specs, lm, sampler, budget, trainer.args.num_generations))
         finally:
             model.train(was_training)
-            torch.set_num_threads(threads)
         for rollout in rollouts if self.on_episode else ():
             self.on_episode(rollout)
         return self._output(rollouts)

@@ -439,16 +439,13 @@ class TerminalFamily:
         plain.log = f"{said}\n{plain.log}\n--- the canary run ---\n{canaried.log[-5_000:]}"
         if plain.tampered is None and canaried.tampered is not None:
             plain.tampered = f"in the canary run: {canaried.tampered}"
-        elif plain.tampered is None and plain.error is None and paid > 0 and canary_paid >= paid:
-            plain.tampered = (f"the canary run paid {canary_paid:g}, as much as the plain run ({paid:g}): a test that "
-                              f"cannot pass ({', '.join(canary.placed)}) was added and the reward did not drop, so "
-                              "it is not the tests' verdict")
-        elif plain.tampered is None and plain.error is not None and canary_paid >= self.reward.max_total:
-            # the plain run gave no reward to compare with (a process the tests left caught mid-rewrite of the reward
-            # file, then killed, leaves it empty), but a run with a test that cannot pass was paid in full
-            plain.tampered = (f"the canary run paid {canary_paid:g}, the most there is, although a test that cannot "
-                              f"pass ({', '.join(canary.placed)}) was added: it is not the tests' verdict (the plain "
-                              f"run: {plain.error})")
+        elif plain.tampered is None and (0 < paid <= canary_paid if plain.error is None  # or, with no plain reward
+                                         else canary_paid >= self.reward.max_total):  # (a file left empty), in full
+            than = f"as much as the plain run ({paid:g})" if plain.error is None else \
+                f"the most there is (the plain run: {plain.error})"
+            plain.tampered = (f"the canary run paid {canary_paid:g}, {than}: a test that cannot pass "
+                              f"({', '.join(canary.placed)}) was added and the reward did not drop, so it is not the "
+                              "tests' verdict")
         return plain
 
     async def _fresh_run(self, task: HarborTask, changes: Changes, backend: SandboxBackend,
