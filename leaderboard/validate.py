@@ -168,15 +168,15 @@ def check_agreement(manifest: Manifest, traces: list[tuple[int, Trace]]) -> None
 
 
 def check_rewards(family: Any, episodes: dict[Key, Trace]) -> None:
-    """Each recorded reward is the family's reward spec applied to the recorded components."""
+    """No recorded reward is more than the family's reward spec gives the recorded components (`Trace.reward_unearned`:
+    a tampered episode keeps its components and pays 0)."""
     for key, trace in sorted(episodes.items()):
         try:
-            score = family.reward.score(trace.reward_components)
+            why = trace.reward_unearned(family.reward)
         except ValueError as e:
             raise SubmissionError(f"traces.jsonl: {label(key, trace)}: {e}") from None
-        if not math.isclose(score, trace.reward, abs_tol=1e-9):
-            raise SubmissionError(f"traces.jsonl: {label(key, trace)}: reward is {trace.reward}, but its components "
-                                  f"{trace.reward_components} score {score}")
+        if why:
+            raise SubmissionError(f"traces.jsonl: {label(key, trace)}: {why}")
 
 
 SCORED_SUMMARY = frozenset({"env_id", "harness", "policy", "model", "suite", "k", "tasks", "episodes",

@@ -233,15 +233,7 @@ def _forged_reward(trace: Any) -> str | None:
     """Why the trace's reward cannot have come from its components under its env's reward spec, or None."""
     from polar.envs.registration import ENVS, env_family
 
-    if trace.env_id not in ENVS:
-        return None
-    spec = env_family(trace.env_id).reward
-    allowed = 0.0 if trace.status in ("verifier_error", "sandbox_error", "tampered") else spec.score(
-        trace.reward_components)
-    if trace.reward > allowed + 1e-9:
-        return (f"reward {trace.reward:g} exceeds what its components give under {trace.env_id}'s reward spec "
-                f"({allowed:g} for status {trace.status})")
-    return None
+    return trace.reward_unearned(env_family(trace.env_id).reward) if trace.env_id in ENVS else None
 
 
 def cmd_trace_validate(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polar.reward import RewardSpec
 from polar.types import ModelReply, ModelRequest
 
 SCHEMA_ID = "polar.trace/v1"
@@ -25,6 +26,8 @@ Status = Literal["completed", "truncated", "timeout", "harness_error", "sandbox_
 the message in `error`), so the episode ended there and was graded as it stood. `tampered`: the grader found that the
 agent changed what grading executes (reward 0, the finding in `error`)."""
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+UNPAID: tuple[str, ...] = ("verifier_error", "sandbox_error", "tampered")
+"""The statuses whose reward is 0 whatever the components say: grading failed, or found tampering."""
 
 
 class Turn(BaseModel):
@@ -78,6 +81,19 @@ class Trace(BaseModel):
     def solved(self, outcome: str) -> bool:
         """Whether the episode solved its task (`solved_by`)."""
         return bool(solved_by(self.reward, self.reward_components.get(outcome, 0.0)))
+
+    def reward_unearned(self, spec: RewardSpec) -> str | None:
+        """Why the reward cannot have come from the components under `spec` (the env's reward spec), or None.
+
+        It is at most what the components score, and 0 at an `UNPAID` status. It may be less: a grade that failed
+        after counting its components pays 0 at any status (a harness error graded as it stood, then a grading
+        error), and a grade that found tampering keeps the components it measured. `polar trace validate` and the
+        leaderboard both check this."""
+        allowed = 0.0 if self.status in UNPAID else spec.score(self.reward_components)
+        if self.reward > allowed + 1e-9:
+            return (f"reward {self.reward:g} exceeds what its components give under {self.env_id}'s reward spec "
+                    f"({allowed:g} for status {self.status})")
+        return None
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True)

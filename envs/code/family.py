@@ -62,7 +62,10 @@ class CodeFamily:
     reward = RewardSpec(
         (
             RewardComponent("solved", 1.0, 1.0, "outcome", "every hidden test passes"),
-            RewardComponent("tests_passed_frac", 0.1, 0.1, "process", "share of hidden tests passed"),
+            # reported, pays nothing: a degenerate module passes some tests by accident (a constant function 1 of 7
+            # of a task's tests, identity encode/decode a round trip), and GRPO climbed that when it paid 0.1 x the
+            # share (the learning benchmark at lr 5e-5: replies collapsed to one-line bodies; benchmarks/README.md)
+            RewardComponent("tests_passed_frac", 0.0, 0.0, "process", "share of hidden tests passed (pays nothing)"),
         )
     )
 

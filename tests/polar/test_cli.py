@@ -31,6 +31,17 @@ def test_run_oracle_writes_valid_traces_and_parquet(bwrap, tmp_path):
     (tmp_path / "forged.jsonl").write_text(json.dumps(forged) + "\n")
     out = polar("trace", "validate", str(tmp_path / "forged.jsonl"))
     assert out.returncode == 1 and "reward 1 exceeds what its components give" in out.stdout, out.stdout
+    # paid 0 while the components say 1: a grade that found tampering keeps what it measured, one that failed after
+    # counting them (a harness error graded as it stood) pays nothing; both are what polar writes, neither is forged
+    unpaid = [{**forged, "reward_components": {"solved": 1.0, "tests_passed_frac": 1.0}, "reward": 0.0, **kind}
+              for kind in ({"status": "tampered", "error": "found"}, {"status": "harness_error", "error": "crashed"})]
+    (tmp_path / "unpaid.jsonl").write_text("".join(json.dumps(t) + "\n" for t in unpaid))
+    out = polar("trace", "validate", str(tmp_path / "unpaid.jsonl"))
+    assert out.returncode == 0 and "2 valid, 0 invalid" in out.stdout, out.stdout
+    tampered_but_paid = {**unpaid[0], "reward": 1.0}
+    (tmp_path / "paid.jsonl").write_text(json.dumps(tampered_but_paid) + "\n")
+    out = polar("trace", "validate", str(tmp_path / "paid.jsonl"))
+    assert out.returncode == 1 and "(0 for status tampered)" in out.stdout, out.stdout
     again = polar("run", "polar/Code-v0", "--policy", "oracle", "--episodes", "1", "--out", str(tmp_path))
     assert again.returncode == 2 and "already holds traces" in again.stderr
 

@@ -127,7 +127,7 @@ FIRST_EPISODE = " --tasks greet"
 def _oracle_summary(done: subprocess.CompletedProcess, workdir: Path) -> None:
     """Components labelled raw and scored; wall time beside the summed episode time."""
     out = done.stdout
-    assert re.search(r"tests_passed_frac +0\.100 +scored \(raw 1\.000 x weight 0\.1, capped at 0\.1\)", out), out
+    assert re.search(r"tests_passed_frac +0\.000 +scored \(raw 1\.000 x weight 0, capped at 0\)", out), out
     wall, summed = map(float, re.search(r"wall time +([\d.]+)s +\(episodes' own times summed: ([\d.]+)s\)",
                                         out).groups())
     assert wall < summed  # -j 2: two episodes at once
