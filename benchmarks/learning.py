@@ -1,22 +1,25 @@
 """Does a policy get better by training through polar? SmolLM2-135M on the CPU, GRPO through Code-v0's answer
 harness on code-warmup-train, judged on code-warmup-heldout (tasks it never trained on).
 
-One command, three steps, each resumed when rerun (the eval runs skip the episodes they hold, `polar train grpo`
-resumes from its newest checkpoint):
+One command, three steps (four with a warm start), each resumed when rerun (the eval runs skip the episodes they
+hold, `polar train grpo` resumes from its newest checkpoint):
 1. the base model's held-out pass@1 (`warmup_base.measure`: k samples per task, one batch per task);
-2. `polar train grpo polar/Code-v0 --suite code-warmup-train --harness answer --max-turns 1` for `--steps` steps;
-3. the final checkpoint's held-out pass@1, with the same eval settings as step 1.
+2. with `--sft-epochs N`: `polar train sft polar/Code-v0 --suite code-warmup-train --harness answer --max-turns 1`
+   (N epochs on the train split's reference solutions), and that model's held-out pass@1; GRPO starts from it;
+3. `polar train grpo polar/Code-v0 --suite code-warmup-train --harness answer --max-turns 1` for `--steps` steps;
+4. the final checkpoint's held-out pass@1, with the same eval settings as step 1.
 It writes `benchmarks/results/learning.json` (both pass@1 with their 95% Wilson intervals over tasks, whether the
 intervals overlap, the gain with its paired bootstrap interval over tasks, the steps, each step's seconds, the
 settings) and `benchmarks/results/learning_curve.png` (the training curve: reward and pass rate per step on the
 train split).
 
-    python benchmarks/learning.py [--steps 50] [--k 4] [--prompts 2] [--group 4] [--lr 2e-5]
+    python benchmarks/learning.py [--steps 50] [--k 4] [--prompts 2] [--group 4] [--lr 2e-5] [--sft-epochs 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import time
 from pathlib import Path
@@ -47,6 +50,9 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=2, help="train tasks per step")
     parser.add_argument("--group", type=int, default=4, help="episodes per task per step (the GRPO group)")
     parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--sft-epochs", type=int, default=0, help="a warm start first: epochs on the train split's "
+                                                                    "reference solutions (0: none)")
+    parser.add_argument("--sft-lr", type=float, default=5e-5)
     parser.add_argument("--k", type=int, default=4, help="held-out samples per task, before and after")
     parser.add_argument("--tasks", type=int, default=None, help="only the first N held-out tasks")
     parser.add_argument("--max-new-tokens", type=int, default=128)
@@ -62,6 +68,7 @@ def main() -> None:
     from polar.policies.group_sampling import GroupedPolicy
     from polar.policies.local_policy import SAMPLING_THREADS, LocalPolicy, torch_threads
     from polar.training.grpo_job import CHECKPOINTS, PLOT, GrpoSettings, train
+    from polar.training.sft import DONE, SftSettings, warm_start
 
     def heldout(model_path: Path | None, runs: Path) -> dict:
         """One thread samples (SAMPLING_THREADS: the graders run beside it), as in training's rollouts."""
@@ -70,17 +77,24 @@ def main() -> None:
             return measure(HELDOUT, args, GroupedPolicy(policy, args.k), runs)
 
     base = heldout(None, args.runs / "base")
+    warm, warm_figures = None, {}
+    if args.sft_epochs:
+        warm = warm_start(SftSettings(env_id="polar/Code-v0", suite=TRAIN, harness="answer", max_turns=1,
+                                      epochs=args.sft_epochs, lr=args.sft_lr, seed=args.seed, out=args.runs / "sft"))
+        done = json.loads((warm / DONE).read_text())
+        warm_figures = {"warm_start": {**heldout(warm, args.runs / "warm"), "examples": done["examples"],
+                                       "losses": done["losses"], "train_seconds": done["seconds"]}}
     settings = GrpoSettings(env_id="polar/Code-v0", suite=TRAIN, harness="answer", steps=args.steps,
                             prompts=args.prompts, group=args.group, max_turns=1, max_new_tokens=args.max_new_tokens,
                             lr=args.lr, temperature=args.temperature, seed=args.seed, save_every=10,
-                            out=args.runs / "train")
+                            model=warm, out=args.runs / "train")
     started = time.monotonic()
     curve = train(settings)
     train_s = time.monotonic() - started
     trained = heldout(settings.run / CHECKPOINTS / f"checkpoint-{args.steps}", args.runs / "trained")
 
     figures = {
-        "base": base, "trained": trained, **compare(base, trained), "steps": len(curve),
+        "base": base, **warm_figures, "trained": trained, **compare(base, trained), "steps": len(curve),
         "train_seconds_this_call": round(train_s, 1), "step_seconds": [r.seconds for r in curve],
         "train_curve": [{"step": r.step, "reward": r.reward, "pass_rate": r.pass_rate,
                          "group_spread": r.group_spread} for r in curve],
@@ -88,14 +102,17 @@ def main() -> None:
                      "train_suite": TRAIN, "eval_suite": HELDOUT, "k": args.k, "tasks": args.tasks,
                      "prompts": args.prompts, "group": args.group, "lr": args.lr, "temperature": args.temperature,
                      "max_new_tokens": args.max_new_tokens, "seed": args.seed, "loss": "GRPO (TRL), beta 0",
+                     "sft_epochs": args.sft_epochs, "sft_lr": args.sft_lr if args.sft_epochs else None,
                      "torch_threads": torch.get_num_threads(), "sampling_threads": SAMPLING_THREADS,
                      "interval": "95% Wilson over tasks; the gain: a paired percentile bootstrap over tasks"},
     }
     path = write("learning", args.out, figures)
     shutil.copyfile(settings.run / PLOT, path.with_name("learning_curve.png"))
+    evals = [("base", base), *(("after the warm start", r) for r in warm_figures.values()),
+             (f"after {len(curve)} GRPO steps", trained)]
     print(table(["held-out", "pass@1", "95% interval", "seconds"],
                 [[name, f"{r['pass@1']:.3f}", f"[{r['interval95'][0]:.3f}, {r['interval95'][1]:.3f}]", r["seconds"]]
-                 for name, r in (("base", base), (f"after {len(curve)} GRPO steps", trained))]))
+                 for name, r in evals]))
     print(f"gain {figures['gain']:.3f}, paired 95% interval {figures['gain_interval95_paired']}, "
           f"{figures['tasks_better']} tasks better and {figures['tasks_worse']} worse; "
           f"separate intervals: {figures['intervals_separate']}; wrote {path} and "

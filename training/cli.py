@@ -1,5 +1,5 @@
-"""`polar train coverage` and `polar train export`: how well traces merge, and traces in trainers' formats (`grpo` and
-`verl` register from their own modules)."""
+"""`polar train coverage` and `polar train export`: how well traces merge, and traces in trainers' formats (`grpo`,
+`sft` and `verl` register from their own modules)."""
 
 from __future__ import annotations
 
@@ -78,12 +78,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 def add_parser(subparsers: Any) -> None:
     """Register `polar train coverage ...` and `polar train export ...` on the `polar` command's subparsers."""
     from polar.training.grpo_job import add_parser as add_grpo
+    from polar.training.sft import add_parser as add_sft
     from polar.training.verl.cli import add_parser as add_verl
 
     train = subparsers.add_parser("train", help="traces to training samples, trainers' formats, the verl backend")
     sub = train.add_subparsers(dest="train_command", required=True)
     add_verl(sub)
     add_grpo(sub)
+    add_sft(sub)
 
     coverage = sub.add_parser("coverage", help="per episode: chains, the share of calls that joined the chain of "
                                                "the call before them, and why chains broke")

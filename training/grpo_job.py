@@ -122,30 +122,36 @@ def make_callback(run: Path, outcome: str, title: str, bar: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class GrpoSettings:
-    """What one `polar train grpo` run trains: its command-line options (`polar train grpo --help`)."""
+class EpisodeSettings:
+    """What a training command plays episodes of (`add_episode_options`)."""
 
     env_id: str = "polar/Code-v0"
     suite: str | None = None
     tasks: str | None = None
     """Comma-separated task ids; None: the whole suite."""
     harness: str = "builtin"
+    max_turns: int = 4
+    seed: int = 0
+    model: Path | None = None
+    """The model to start from (a model folder or a GGUF); None: SmolLM2-135M-Instruct."""
+
+
+@dataclass(frozen=True)
+class GrpoSettings(EpisodeSettings):
+    """What one `polar train grpo` run trains: its command-line options (`polar train grpo --help`)."""
+
     sandbox: str = "local"
     steps: int = 50
     prompts: int = 2
     """Tasks per step."""
     group: int = 4
     """Episodes per task per step: the GRPO group."""
-    max_turns: int = 4
     max_new_tokens: int = 160
     max_prompt_length: int = 2048
     time_limit: float = 300.0
     lr: float = 1e-5
     temperature: float = 1.0
-    seed: int = 0
     save_every: int = 5
-    model: Path | None = None
-    """The model to start from (a model folder or a GGUF); None: SmolLM2-135M-Instruct."""
     out: Path | None = None
     """The run folder; None: `runs/train-<env>-<harness>`."""
 
@@ -228,19 +234,24 @@ def cmd_grpo(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_episode_options(parser: Any) -> None:
+    """What a training command plays episodes of: the env, its tasks, the harness and its turn budget."""
+    parser.add_argument("env_id", nargs="?", default="polar/Code-v0")
+    parser.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
+    parser.add_argument("--tasks", help="comma-separated task ids (default: the whole suite)")
+    parser.add_argument("--harness", default="builtin")
+    parser.add_argument("--max-turns", type=int, default=4, help="model calls per episode (default 4)")
+
+
 def add_parser(subparsers: Any) -> None:
     """Register `polar train grpo` on `polar train`'s subparsers."""
     grpo = subparsers.add_parser("grpo", help="GRPO on the embedded SmolLM2 through an env, on the CPU: a learning "
                                               "curve, resumable checkpoints, every episode's trace")
-    grpo.add_argument("env_id", nargs="?", default="polar/Code-v0")
-    grpo.add_argument("--suite", default=None, help="a bundled suite name or a directory of tasks")
-    grpo.add_argument("--tasks", help="comma-separated task ids (default: the whole suite)")
-    grpo.add_argument("--harness", default="builtin")
+    add_episode_options(grpo)
     grpo.add_argument("--sandbox", default="local", help="local (bubblewrap, default) | docker")
     grpo.add_argument("--steps", type=int, default=50, help="optimizer steps (default 50)")
     grpo.add_argument("--prompts", type=int, default=2, help="tasks per step (default 2)")
     grpo.add_argument("--group", type=int, default=4, help="episodes per task per step: the GRPO group (default 4)")
-    grpo.add_argument("--max-turns", type=int, default=4, help="model calls per episode (default 4)")
     grpo.add_argument("--max-new-tokens", type=int, default=160, help="tokens per model call (default 160)")
     grpo.add_argument("--max-prompt-length", type=int, default=2048,
                       help="longest prompt; a longer one is left-truncated (default 2048)")
