@@ -187,7 +187,9 @@ class PolarEnv(gym.Env[ModelRequest, ModelReply]):
         )
         self._episode = ep
         try:
-            spec = self.family.sandbox_spec(task, backend=self.sandbox_name)
+            # off the loop: a family may build the task's image or environment here (minutes, once per image), and
+            # the loop meanwhile steps every other episode of the process
+            spec = await asyncio.to_thread(self.family.sandbox_spec, task, backend=self.sandbox_name)
             spec = replace(spec, mounts=spec.mounts + self.harness.sandbox_mounts())
             ep.sandbox = await self.backend.start(spec)
             setup = await self.family.setup(task, ep.sandbox)

@@ -164,6 +164,42 @@ def test_many_episodes_at_once_with_areset_and_astep(bwrap):
             e.close()
 
 
+def test_a_sandbox_spec_that_builds_does_not_hold_up_other_episodes(bwrap, monkeypatch):
+    """A family's `sandbox_spec` may build an image (minutes); the episodes already running keep stepping meanwhile."""
+    import time
+
+    from polar.envs.code.family import CodeFamily
+
+    plain = CodeFamily.sandbox_spec
+
+    built = []
+
+    def building(self, task, backend=None):
+        if not built:
+            time.sleep(3.0)  # a blocking build, as docker's and pip's are
+            built.append(time.monotonic())
+        return plain(self, task, backend)
+
+    envs = [gym.make("polar/Code-v0").unwrapped for _ in range(2)]
+
+    async def main():
+        await envs[0].areset(seed=0)
+        monkeypatch.setattr(CodeFamily, "sandbox_spec", building)
+        building_reset = asyncio.ensure_future(envs[1].areset(seed=0))
+        await asyncio.sleep(0.5)  # the build has started
+        await envs[0].astep(ModelReply(tool_calls=[ToolCall(name="bash", arguments=json.dumps({"command": "true"}))]))
+        stepped = time.monotonic()
+        await building_reset
+        return stepped
+
+    try:
+        stepped = asyncio.run(main())
+    finally:
+        for e in envs:
+            e.close()
+    assert built and stepped < built[0], "the step waited for the other episode's build to end"
+
+
 def test_record_traces_writes_each_finished_episode_from_a_users_own_loop(bwrap, tmp_path):
     env = RecordTraces(gym.make("polar/Code-v0", max_turns=6), tmp_path / "traces.jsonl")
     oracle = OraclePolicy()
