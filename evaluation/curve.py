@@ -34,6 +34,10 @@ class StepRow:
     """`weights_fingerprint` of the model that sampled this step's episodes."""
     loss: float | None
     episode_ids: list[str]
+    logp_diff_mean: float | None = None
+    """Mean over the step's trained tokens of |the sampler's logprob - the trainer's, recomputed|: how far the engine
+    that sampled is from the weights being trained (float error alone when both are the model in this process)."""
+    logp_diff_max: float | None = None
 
 
 def read_curve(run: Path) -> list[StepRow]:

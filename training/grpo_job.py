@@ -45,7 +45,7 @@ def weights_fingerprint(model: Any) -> str:
 
 
 def step_row(step: int, traces: list[Trace], outcome: str, seconds: float, weights: str,
-             loss: float | None) -> StepRow:
+             loss: float | None, logp_diff: tuple[float | None, float | None] = (None, None)) -> StepRow:
     """Summarise one step's episodes. A GRPO group is the step's episodes of one task."""
     groups: dict[str, list[float]] = {}
     for trace in traces:
@@ -62,6 +62,8 @@ def step_row(step: int, traces: list[Trace], outcome: str, seconds: float, weigh
         weights=weights,
         loss=loss,
         episode_ids=[t.episode_id for t in traces],
+        logp_diff_mean=logp_diff[0],
+        logp_diff_max=logp_diff[1],
     )
 
 
@@ -92,6 +94,8 @@ def make_callback(run: Path, outcome: str, title: str, bar: Any) -> Any:
     """The TRL callback that writes a curve row, the traces and the plot after each step, and moves the bar."""
     from transformers import TrainerCallback
 
+    from polar.training.trl import LOGP_DIFF
+
     class CurveCallback(TrainerCallback):
         def __init__(self) -> None:
             self.pending: list[Trace] = []
@@ -108,8 +112,9 @@ def make_callback(run: Path, outcome: str, title: str, bar: Any) -> Any:
             dropped on resume."""
             if not logs or "loss" not in logs:
                 return
+            diff = (logs.get(LOGP_DIFF + "mean"), logs.get(LOGP_DIFF + "max"))
             row = step_row(state.global_step, self.pending, outcome, time.monotonic() - self.started,
-                           self.weights, float(logs["loss"]))
+                           self.weights, float(logs["loss"]), diff)
             append_jsonl(run / TRACES, self.pending)
             with (run / CURVE).open("a", encoding="utf-8") as f:
                 f.write(json.dumps(asdict(row)) + "\n")

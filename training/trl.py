@@ -305,6 +305,32 @@ def with_later_chains(trainer: Any, batch: dict[str, Any], later: list[list[Samp
     return out
 
 
+LOGP_DIFF = "sampling/sampling_logp_difference/"
+"""The metrics (TRL's names for them under vLLM) of the sampler's logprobs against the trainer's: `mean` and `max`."""
+
+
+def sampler_logp_difference(trainer: Any, batch: dict[str, Any]) -> tuple[float, float] | None:
+    """Mean and max of |the logprob each trained token was sampled with - the trainer's, recomputed on the same
+    tokens|; None when the batch holds no sampled logprobs. The trainer's are TRL's old logprobs where it computed
+    them, else one forward pass of the batch under the weights that sampled it."""
+    import torch
+
+    sampled = batch.get("sampling_per_token_logps")
+    if sampled is None:
+        return None
+    trained = batch.get("old_per_token_logps")
+    if trained is None:
+        ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
+        mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
+        trained = _logps(trainer, "old_per_token_logps", ids, mask, batch["completion_ids"].size(1))
+    keep = batch["completion_mask"].bool()
+    if "tool_mask" in batch:
+        keep &= batch["tool_mask"].bool()
+    delta = (trained - sampled).abs()[keep]
+    delta = delta[~torch.isnan(delta)]
+    return (float(delta.mean()), float(delta.max())) if delta.numel() else None
+
+
 @functools.cache
 def trainer_class() -> type:
     """`PolarGRPOTrainer`: TRL's `GRPOTrainer` that trains every chain of an episode (see the module docstring)."""
@@ -312,8 +338,11 @@ def trainer_class() -> type:
 
     class PolarGRPOTrainer(GRPOTrainer):
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
-            batch = super()._generate_and_score_completions(inputs)
-            return with_later_chains(self, batch, self.rollout_func.later)
+            batch = with_later_chains(self, super()._generate_and_score_completions(inputs), self.rollout_func.later)
+            if self.model.training and (diff := sampler_logp_difference(self, batch)) is not None:
+                self._metrics["train"][LOGP_DIFF + "mean"].append(diff[0])
+                self._metrics["train"][LOGP_DIFF + "max"].append(diff[1])
+            return batch
 
     return PolarGRPOTrainer
 

@@ -79,6 +79,9 @@ def test_two_grpo_steps_train_every_chain(bwrap, tmp_path, monkeypatch):
     generated = logs[0]  # TRL logs the rewards with the step that generated the batch
     assert math.isfinite(generated["rewards/env_reward/mean"]) and "polar/tests_passed_frac" in generated
     assert math.isfinite(generated["reward"]) and generated["polar/chains"] == 2
+    # the sampler's logprobs against the trainer's on the same tokens, same weights: float error, not a distribution
+    mean, most = (generated[f"sampling/sampling_logp_difference/{k}"] for k in ("mean", "max"))
+    assert 0 <= mean <= most < 1e-2, generated
     changed = [name for name, p in model.named_parameters() if not torch.equal(before[name], p.detach())]
     assert changed, "no weight changed after two GRPO steps"
 
