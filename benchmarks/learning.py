@@ -33,8 +33,8 @@ HELDOUT, TRAIN = "code-warmup-heldout", "code-warmup-train"
 
 
 def sft_and_grpo_tasks() -> tuple[str, str]:
-    """The train split halved, every other task (it runs from one-liners to loops, so both halves span it): the warm
-    start's tasks and GRPO's. GRPO on the tasks the warm start saw learns nothing: their groups all pass (measured:
+    """The train split halved, every other task by id (both halves mix one-liners and loops): the warm start's tasks
+    and GRPO's. GRPO on the tasks the warm start saw learns nothing: their groups all pass (measured:
     after 3 epochs on all 32, the pass rate of GRPO's steps 1-12 was 0.875 to 1.0, most groups uniform)."""
     from polar.tasks.code import load_suite
 
