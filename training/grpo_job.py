@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from polar.errors import PolarError
 from polar.evaluation.curve import CURVE, PLOT, StepRow, plot_curve, read_curve
@@ -139,6 +139,16 @@ class EpisodeSettings:
     seed: int = 0
     model: Path | None = None
     """The model to start from (a model folder or a GGUF); None: SmolLM2-135M-Instruct."""
+    out: Path | None = None
+    """The run folder."""
+
+    CONTINUED_BY: ClassVar[tuple[str, ...]] = ("out",)
+    """The settings a rerun may change and still continue the same run."""
+
+    def identity(self) -> dict[str, Any]:
+        """What a rerun must share with the run it continues (JSON: paths as text)."""
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()
+                if k not in self.CONTINUED_BY}
 
 
 @dataclass(frozen=True)
@@ -160,13 +170,12 @@ class GrpoSettings(EpisodeSettings):
     out: Path | None = None
     """The run folder; None: `runs/train-<env>-<harness>`."""
 
+    CONTINUED_BY: ClassVar[tuple[str, ...]] = ("out", "steps")
+    """More `steps` continue a run."""
+
     @property
     def run(self) -> Path:
         return self.out or Path("runs") / f"train-{self.env_id.split('/')[-1]}-{self.harness}"
-
-    def identity(self) -> dict[str, Any]:
-        """What a resumed run must share with the run it resumes (more `steps` continue it)."""
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("out", "steps")}
 
 
 def train(settings: GrpoSettings, reward_funcs: tuple = ()) -> list[StepRow]:

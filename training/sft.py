@@ -15,7 +15,7 @@ import functools
 import json
 import random
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ class SftSettings(EpisodeSettings):
     lr: float = 5e-5
     batch: int = 4
     """Examples per optimizer step."""
-    out: Path = Path("runs/sft")
+    out: Path | None = Path("runs/sft")
 
 
 def reference_traces(s: SftSettings) -> list[Trace]:
@@ -93,23 +93,23 @@ def warm_start(s: SftSettings) -> Path:
     """Fine-tune on the suite's reference replies and save the model in `s.out / "model"`; a folder already finished
     with the same settings is kept."""
     import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from polar.policies.local_policy import load_model, smollm2_dir
+    from polar.policies.local_policy import smollm2_dir
 
     folder = s.out / "model"
-    settings = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(s).items() if k != "out"}
+    settings = s.identity()
     if (folder / DONE).is_file() and json.loads((folder / DONE).read_text())["settings"] == settings:
         return folder
-    traces = reference_traces(s)
-    base = load_model(s.model)  # the tokenizer; the model is loaded again below, so the shared copy stays as it is
-    from transformers import AutoModelForCausalLM
-
     source = Path(s.model or smollm2_dir())
     if not source.is_dir():
         raise PolarError(f"--model {source}: the warm start trains a model folder (a checkpoint, or the default); "
                          "leave --model out to start from SmolLM2")
+    traces = reference_traces(s)
+    # a copy of its own, not `load_model`'s: the process's shared model stays as it is
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(source, local_files_only=True)
-    pairs = examples(traces, base.tokenizer)
+    pairs = examples(traces, tokenizer)
     torch.manual_seed(s.seed)
     order = random.Random(s.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=0.0)
@@ -135,7 +135,7 @@ def warm_start(s: SftSettings) -> Path:
     model.eval()
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
-    base.tokenizer.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
     (folder / DONE).write_text(json.dumps({"settings": settings, "examples": len(pairs), "losses": losses,
                                            "seconds": round(time.monotonic() - started, 1)}, indent=1) + "\n")
     return folder
