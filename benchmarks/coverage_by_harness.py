@@ -15,8 +15,8 @@ and sampled (prompts from `PromptBuilder`):
 Per harness, template and policy: episodes, calls per episode, merge coverage (the share of calls, after each
 episode's first, that joined the chain of the call before them), chains per episode, single-chain episodes and
 the chain breaks by category, with the harness's declared compaction and sub-agent switches
-(`harnesses/declaration.py`). `python benchmarks/coverage_by_harness.py --readme` prints the Markdown table the
-main README holds (tests/training/test_coverage_table.py checks the README against the results file).
+(`harnesses/declaration.py`). `python benchmarks/coverage_by_harness.py --readme` prints the Markdown table
+training/README.md holds (tests/training/test_coverage_table.py checks that table against the results file).
 
     python benchmarks/coverage_by_harness.py [--quick] [--tasks N] [--looks N] [--harnesses A,B] [--vllm URL] [--readme]
 

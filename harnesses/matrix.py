@@ -4,7 +4,8 @@ Each cell is a parameter of a proof test (through `gym.make`, with the real bina
 and "done" or an empty reply 0.0), and the parameters come from here, computed from the adapters' declarations:
 `tests/harnesses/test_cli_harnesses.py` runs `proofs("Code-v0")`, `tests/envs/swe/test_swe.py` the SWE-v0 pairs,
 `tests/envs/web/test_web.py` the Web-v0 ones. So the table is the test plan, and a green CI run is its evidence; the
-README tables and the leaderboard site show `markdown()` / `rows()` (`python3 -m polar.harnesses.matrix` prints it).
+harnesses/README.md's table and the leaderboard site show `markdown()` / `rows()` (`python3 -m polar.harnesses.matrix`
+prints it).
 It lives with the harnesses because only their declarations decide it; the built-in harness runs every family in
 both sandboxes (its own tests) and is not a row."""
 
@@ -42,7 +43,7 @@ def rows() -> list[tuple[str, ...]]:
 
 
 def markdown() -> str:
-    """The matrix as the READMEs show it."""
+    """The matrix as harnesses/README.md shows it."""
     lines = ["| harness | version | " + " | ".join(FAMILIES) + " |", "| --- " * (2 + len(FAMILIES)) + "|"]
     lines += ["| `{}` | {} | ".format(*row[:2]) + " | ".join(row[2:]) + " |" for row in rows()]
     return "\n".join(lines)

@@ -4,7 +4,7 @@
 the pytest plugin grading copies into that sandbox; `environment.py` builds each repository's environment;
 `admission.py` checks a suite (gold resolves, empty and sabotaging patches do not); `swebench_specs.py` reads
 SWE-bench's spec table; `canaries.py` and `canary_placer.py` make and place the must-fail canaries. `polar images`
-is `polar/envs/images_command.py`.
+is `envs/images_command.py`.
 """
 
 from polar.envs.swe.family import SweFamily

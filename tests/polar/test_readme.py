@@ -1,9 +1,11 @@
-"""Every command and snippet of README.md, run as written, in the README's order, offline.
+"""Every command and snippet of README.md, and of the folder READMEs it moved its details into, run as written, offline.
 
-The fenced `bash` blocks give one command a line, the fenced `python` blocks one script each, and the inline
-`polar ...` spans in the prose one command each when they are complete (no placeholder such as SUITE, FILE or
-`<dir>`, and the CLI parses them). They share one working directory, so a command finds what an earlier one
-wrote (`runs/eval-Code-v0-answer-local` comes from the first command); `-k` on a later one alone fails for that.
+The files are read in the order of `DOCS` (README.md first), each top to bottom. The fenced `bash` blocks give one
+command a line, the fenced `python` blocks one script each, and the inline `polar ...` spans in the prose one command
+each when they are complete (no placeholder such as SUITE, FILE or `<dir>`, and the CLI parses them). They share one
+working directory, so a command finds what an earlier one wrote (`runs/eval-Code-v0-answer-local` comes from
+README.md's first command, and evaluation/README.md and training/README.md read it); `-k` on a later one alone fails
+for that. An item's id names its file and line (`training/README.md:L16:...`; README.md's own as `L12:...`).
 
 - The set-up commands are what `scripts/test.sh` ran before this test (`SETUP`): their effect is checked here.
 - A command that needs what this machine lacks (a model server, a GPU) must fail at once with one line that says
@@ -31,6 +33,11 @@ from support import REPO
 
 ROOT = REPO
 README = ROOT / "README.md"
+DOCS = ("README.md", "harnesses/README.md", "evaluation/README.md", "training/README.md", "polar/README.md")
+"""The files whose commands and snippets run, in this order: README.md, then the folder READMEs that hold what it
+moved out (its gateway section, evaluation and leaderboard commands, trainer section, CLI paragraph), in the order
+those sections had in it. A folder README not named here is not run: its commands were never part of this test
+(admission sweeps, image builds, the leaderboard's baselines: Docker or minutes each)."""
 PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*(\.[a-z]+)?$|[<>|\[\]]|\.\.\.")
 
 
@@ -40,17 +47,29 @@ class Item:
     """`bash` (one command line) or `python` (one script)."""
     text: str
     line: int
-    """Where it starts in README.md."""
+    """Where it starts in its file."""
+    doc: str = "README.md"
+    """Its file, one of `DOCS`."""
+
+    @property
+    def where(self) -> str:
+        """`L12` in README.md, `training/README.md:L16` in a folder README."""
+        return f"L{self.line}" if self.doc == "README.md" else f"{self.doc}:L{self.line}"
 
     @property
     def id(self) -> str:
         first = self.text.strip().splitlines()[0].split("  #")[0].strip()
-        return f"L{self.line}:{first[:70]}"
+        return f"{self.where}:{first[:70]}"
 
 
 def readme_items() -> list[Item]:
-    """The README's commands and snippets, in order."""
-    text = README.read_text()
+    """The commands and snippets of every file of `DOCS`, in order."""
+    return [item for doc in DOCS for item in doc_items(doc)]
+
+
+def doc_items(doc: str) -> list[Item]:
+    """One file's commands and snippets, top to bottom."""
+    text = (ROOT / doc).read_text()
     items, blocks = [], list(re.finditer(r"^```(\w*)\n(.*?)^```", text, re.DOTALL | re.MULTILINE))
     prose_from = 0
     for block in [*blocks, None]:
@@ -58,17 +77,17 @@ def readme_items() -> list[Item]:
         offset = text[:prose_from].count("\n") + 1
         for span in re.finditer(r"`(polar [^`]+)`", prose):
             if _complete(span.group(1)):
-                items.append(Item("bash", span.group(1), offset + prose[:span.start()].count("\n")))
+                items.append(Item("bash", span.group(1), offset + prose[:span.start()].count("\n"), doc))
         if block is None:
             break
         prose_from = block.end()
         start = text[:block.start(2)].count("\n") + 1
         if block.group(1) == "python":
-            items.append(Item("python", block.group(2), start))
+            items.append(Item("python", block.group(2), start, doc))
         elif block.group(1) == "bash":
             for i, line in enumerate(block.group(2).splitlines()):
                 if line.strip():
-                    items.append(Item("bash", line.strip(), start + i))
+                    items.append(Item("bash", line.strip(), start + i, doc))
     return items
 
 
@@ -209,6 +228,8 @@ def test_the_readme_has_what_this_test_runs():
         assert any(c.startswith(prefix) for c in commands), prefix
     for key in SNIPPETS:
         assert any(key in i.text for i in ITEMS if i.kind == "python"), key
+    for doc in DOCS[1:]:  # a folder README in DOCS holds something to run, or it is dropped from the tuple
+        assert any(i.doc == doc for i in ITEMS), doc
     first_screen = README.read_text().split("\n## ")[0]
     (block,) = re.findall(r"^```bash\n(.*?)^```", first_screen, re.DOTALL | re.MULTILINE)
     assert len(block.splitlines()) == 2  # one runs the main job, one the tests
@@ -267,7 +288,7 @@ def _run_snippet(item: Item, workdir: Path, request) -> None:
     before, after = next((v for k, v in SNIPPETS.items() if k in item.text), ("", ""))
     if 'harness="' in item.text:
         request.getfixturevalue("node")
-    script = workdir / f"snippet_{item.line}.py"
+    script = workdir / f"snippet_{re.sub(r'[^A-Za-z0-9]+', '_', item.where)}.py"
     script.write_text(before + item.text + after)
     done = subprocess.run([sys.executable, str(script)], cwd=workdir, capture_output=True, text=True)
-    assert done.returncode == 0, f"README line {item.line}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{item.where}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"

@@ -1,4 +1,4 @@
-"""The README's per-harness coverage table is the one `benchmarks/coverage_by_harness.py` makes from its results
+"""training/README.md's per-harness coverage table is the one `benchmarks/coverage_by_harness.py` makes from its results
 file, and that file covers every harness under both templates (the benchmark itself is not run here)."""
 
 import importlib
@@ -15,7 +15,7 @@ def test_readme_coverage_table_matches_the_results_file(monkeypatch) -> None:
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     benchmark = importlib.import_module("coverage_by_harness")
     figures = json.loads(benchmark.RESULT.read_text())["figures"]
-    assert benchmark.readme_table(figures) in (ROOT / "README.md").read_text()
+    assert benchmark.readme_table(figures) in (ROOT / "training" / "README.md").read_text()
     keys = [key.split("/") for key in figures]
     assert {harness for harness, _, _ in keys} == {"builtin", *EXTERNAL}
     for template in benchmark.TEMPLATES:  # the token oracle through every harness under each template
