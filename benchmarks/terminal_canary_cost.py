@@ -53,8 +53,9 @@ async def graded(way: str, family: TerminalFamily, task: Any, backend: Any) -> i
         if way == WAYS[0]:
             grade = await family.grade(task, sandbox, backend, state)
         else:
-            await family._changes(task, sandbox, state)  # the artefact, which the one-run grade records too
-            grade = await family._run_tests(task, sandbox, state)
+            _, final = await family._changes(task, sandbox, state)  # the artefact, which the one-run grade records
+            grade = await family._changed_what_tests_run(task, sandbox, state, final, canaried=False) or \
+                await family._run_tests(task, sandbox, state)  # the checks, then the tests, as grade's one run
         took = time.perf_counter_ns() - start
     finally:
         await sandbox.stop()

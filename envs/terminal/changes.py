@@ -81,6 +81,9 @@ class Snapshot:
     contents: dict[str, bytes] = field(default_factory=dict)
     specials: dict[str, str] = field(default_factory=dict)
     """Special files by path: `fifo`, `socket` or `device`."""
+    engine_diff: dict[str, str] | None = None
+    """docker: the engine's whole diff against the image it was read from, {path: added, changed or deleted}; the
+    tamper checks read it rather than have the engine walk the image a second time."""
 
 
 @dataclass
@@ -133,7 +136,7 @@ def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: S
     diff = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
     keep = {p: k for p, k in diff.items() if not any(under(p, s) for s in skip)}
     holders = {p for p in keep if any(under(s, p) for s in skip)}
-    snap = Snapshot({}, {p for p, k in keep.items() if k == "deleted"})
+    snap = Snapshot({}, {p for p, k in keep.items() if k == "deleted"}, engine_diff=diff)
     budget = [cap]
     whole: list[str] = []
     for path in sorted(p for p, k in keep.items() if k != "deleted"):

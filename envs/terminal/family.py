@@ -222,7 +222,8 @@ class _Setup:
     line as setup last saw it: a process that is still exec'ing shows its starter's)})."""
 
     environment: dict[str, str]
-    baseline: Snapshot
+    baseline: Snapshot | None
+    """None in a sandbox the tests are replayed in (`_replayed`): nothing is measured from it."""
     services: dict[tuple[int, int], tuple[int, list[str]]]
 
 
@@ -298,6 +299,12 @@ class TerminalFamily:
                            env=env, **limits)
 
     async def setup(self, task: HarborTask, sandbox: Sandbox) -> EpisodeSetup:
+        return EpisodeSetup(state=await self._prepare(task, sandbox, measured=True))
+
+    async def _prepare(self, task: HarborTask, sandbox: Sandbox, measured: bool) -> _Setup:
+        """The task's sandbox made ready; `measured`: with the baseline snapshot the agent's changes are measured
+        from (an agent's sandbox), not in a replay, where reading every changed path through the engine again only
+        costs time (it was a third of a docker replay's)."""
         backend = sandbox.backend
         if backend == "process":
             raise SandboxError("Terminal-v0 tasks write /tests and /logs: the unisolated `process` sandbox would "
@@ -322,12 +329,12 @@ class TerminalFamily:
             if started.exit_code != 0:
                 raise SandboxError(f"task {task.id}: its services (`[metadata.polar] services = {task.services!r}`) "
                                    f"did not start (exit code {started.exit_code}): {started.output[-2000:]}")
-        baseline = await self._snapshot(task, sandbox, environment)
-        if task.services is not None:
+        baseline = await self._snapshot(task, sandbox, environment) if measured or task.services is not None else None
+        if baseline is not None and task.services is not None:  # a replay too: the artefact goes in once they settle
             baseline = await self._settled(task, sandbox, environment, baseline)
         # after the snapshot, so that a service has had time to exec its own command line
         services = {} if before is None else {k: v for k, v in _task_processes(sandbox).items() if k not in before}
-        return EpisodeSetup(state=_Setup(environment, baseline, services))
+        return _Setup(environment, baseline if measured else None, services)
 
     async def _snapshot(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str],
                         base: Snapshot | None = None) -> Snapshot:
@@ -352,15 +359,18 @@ class TerminalFamily:
             baseline = now
         return baseline
 
-    async def _changes(self, task: HarborTask, sandbox: Sandbox, setup: _Setup) -> Changes:
-        """What the agent changed since setup (its processes must be dead): the episode's artefact."""
+    async def _changes(self, task: HarborTask, sandbox: Sandbox, setup: _Setup) -> tuple[Changes, Snapshot | None]:
+        """What the agent changed since setup (its processes must be dead): the episode's artefact, and the snapshot
+        of the final state it was measured from (None when it was too large to keep)."""
         alive = _task_processes(sandbox) if setup.services else {}
         ended = sorted(identity for key, identity in setup.services.items() if key not in alive)
+        if setup.baseline is None:
+            raise SandboxError(f"task {task.id}: this sandbox's setup took no baseline to measure changes from")
         try:
             now = await self._snapshot(task, sandbox, setup.environment, setup.baseline)
         except TooLarge as e:
-            return Changes(too_large=e.size)
-        return compare(setup.baseline, now, ended)
+            return Changes(too_large=e.size), None
+        return compare(setup.baseline, now, ended), now
 
     def verifier_env(self, task: HarborTask, setup: _Setup) -> dict[str, str]:
         """What test.sh runs with: the sandbox's environment after setup without start-up hooks, Python kept off the
@@ -392,7 +402,7 @@ class TerminalFamily:
         log says so."""
         if not isinstance(state, _Setup):
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
-        changes = await self._changes(task, sandbox, state)
+        changes, final = await self._changes(task, sandbox, state)
         kinds = {**changes.specials, **await _reachable_specials(sandbox, changes)}
         canary, why, left = place(task.tests, task.workdir), None, ""
         if (specials := _special_files(kinds)) and isinstance(canary, Canary):
@@ -409,16 +419,52 @@ class TerminalFamily:
                 f"task {task.id}: {changes.summary()}: the verifier runs on a snapshot of the final state, and this "
                 f"one is past the {SNAPSHOT_CAP >> 20} MiB a snapshot holds"))
         elif isinstance(canary, Canary):
-            grade = await self._two_runs(task, changes, backend, canary)
+            grade = await self._changed_what_tests_run(task, sandbox, state, final, canaried=True) or \
+                await self._two_runs(task, changes, backend, canary)
             grade.log = left + grade.log
         else:
-            grade = await self._run_tests(task, sandbox, state, fresh_project_env=_planted_venv(task, changes))
+            grade = await self._changed_what_tests_run(task, sandbox, state, final, canaried=False) or \
+                await self._run_tests(task, sandbox, state, fresh_project_env=_planted_venv(task, changes))
             grade.log = f"{NO_CANARY}: {canary}\n{grade.log}"
         kept = recorded(changes)
         grade.artefact, grade.log = encode(kept), f"{kept.summary()}\n{grade.log}"
         if isinstance(sandbox, DockerSandbox):
             grade.log = sandbox.describe() + grade.log
         return grade
+
+    async def _changed_what_tests_run(self, task: HarborTask, sandbox: Sandbox, setup: _Setup,
+                                      final: Snapshot | None, canaried: bool) -> Grade | None:
+        """A `tampered` grade when the agent changed what the tests would execute (`tamper.py`), checked once on the
+        graded sandbox's final state before any run: each run's sandbox holds that state's files (the artefact),
+        so checking every run's again found the same and cost each docker run a walk of the image (`docker diff`).
+        `final`: the snapshot the artefact was measured from, whose engine diff is the container's as it is now.
+        `canaried`: the runs carry a canary, which stands in for the rules on what is merely present."""
+        env = self.verifier_env(task, setup)
+        script = task.tests["test.sh"].decode(errors="replace")
+        words = command_words(script)
+        python_path = env.get("PYTHONPATH", "")
+        tests_path = script_python_path(script, python_path, task.workdir)  # with the folders test.sh adds itself
+        startup = None  # what Python's start-up or a cwd-first Python would import: with a canary, its run shows it
+        if isinstance(sandbox, DockerSandbox):
+            try:
+                startup = None if canaried else await asyncio.to_thread(
+                    image_startup, sandbox.client, sandbox.image, env["PATH"], tests_path)
+            except SandboxError as e:
+                return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
+            found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words,
+                                            startup, tests_path, canaried, final.engine_diff if final else None)
+        else:
+            places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
+            found = await local_shadows(sandbox, env["PATH"], places)
+            if not canaried:
+                found += await local_startup_shadows(sandbox, env["PATH"], tests_path, places)
+                startup = await local_startup(sandbox, env["PATH"], places)
+        if not found and startup is not None:
+            found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path, startup.absent)
+        if found:
+            return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
+                         "\n".join(found), tampered="; ".join(found)[:2000])
+        return None
 
     async def _two_runs(self, task: HarborTask, changes: Changes, backend: SandboxBackend, canary: Canary) -> Grade:
         """The plain run's grade, when the canary run, started alongside it in random order, paid less; `tampered`
@@ -458,14 +504,14 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
 
     @contextlib.asynccontextmanager
-    async def _replayed(self, task: HarborTask, changes: Changes,
-                        backend: SandboxBackend) -> AsyncIterator[tuple[Sandbox, _Setup]]:
+    async def _replayed(self, task: HarborTask, changes: Changes, backend: SandboxBackend,
+                        measured: bool = False) -> AsyncIterator[tuple[Sandbox, _Setup]]:
         """A fresh sandbox of the task, set up, with the task's processes the agent ended ended, the artefact put back
-        and nothing it started alive: the final state, stopped on exit. `ValueError` when the artefact cannot be put
-        back."""
+        and nothing it started alive: the final state, stopped on exit; `measured`: with a baseline taken before the
+        artefact went in (a re-grade measures the changes again). `ValueError` when the artefact cannot be put back."""
         sandbox = await backend.start(self.sandbox_spec(task, backend.name))
         try:
-            setup = (await self.setup(task, sandbox)).state
+            setup = await self._prepare(task, sandbox, measured)
             await sandbox.mark_processes()
             await self._end(sandbox, setup, changes.ended)
             await apply(sandbox, changes)
@@ -480,7 +526,7 @@ class TerminalFamily:
         changes = decode(artefact)
         if changes.too_large is not None:
             return Grade(self.reward.zeros(), changes.summary(), error=f"task {task.id}: {changes.summary()}")
-        async with self._replayed(task, changes, backend) as (sandbox, setup):
+        async with self._replayed(task, changes, backend, measured=True) as (sandbox, setup):
             return await self.grade(task, sandbox, backend, setup)
 
     async def _end(self, sandbox: Sandbox, setup: _Setup, ended: list[tuple[int, list[str]]],
@@ -508,32 +554,11 @@ class TerminalFamily:
         """Run the pristine tests (`tests`: the same with a canary added); with `fresh_project_env` (the agent changed
         the working directory's `.venv`) and the toolbox, uv's project commands use a fresh environment in the
         verifier's HOME instead."""
-        env, canaried = self.verifier_env(task, setup), tests is not None
+        env = self.verifier_env(task, setup)
         script = task.tests["test.sh"].decode(errors="replace")
-        words = command_words(script)
-        python_path = env.get("PYTHONPATH", "")
-        tests_path = script_python_path(script, python_path, task.workdir)  # with the folders test.sh adds itself
-        startup = None  # what Python's start-up or a cwd-first Python would import: with a canary, its run shows it
-        if isinstance(sandbox, DockerSandbox):
-            try:
-                startup = None if canaried else await asyncio.to_thread(
-                    image_startup, sandbox.client, sandbox.image, env["PATH"], tests_path)
-            except SandboxError as e:
-                return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
-            found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words,
-                                            startup, tests_path, canaried)
-        else:
-            places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
-            found = await local_shadows(sandbox, env["PATH"], places)
-            if not canaried:
-                found += await local_startup_shadows(sandbox, env["PATH"], tests_path, places)
-                startup = await local_startup(sandbox, env["PATH"], places)
-        if not found and startup is not None:
-            found += await module_shadows(sandbox, script, task.workdir, env["PATH"], python_path, startup.absent)
-        found += sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []
-        if found:
+        if changed := sandbox.changed_programs() if isinstance(sandbox, ShellSandbox) else []:
             return Grade(self.reward.zeros(), "the tests were not run: the agent changed what they execute:\n" +
-                         "\n".join(found), tampered="; ".join(found)[:2000])
+                         "\n".join(changed), tampered="; ".join(changed)[:2000])
         if replaced := await _replaced_logs(sandbox):
             return Grade(self.reward.zeros(), f"the tests were not run: {replaced}", tampered=replaced)
         # the local sandbox's shell is the agent's user: a folder it made read-only (chmod 555) is opened up first

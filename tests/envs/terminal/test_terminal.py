@@ -414,6 +414,26 @@ REGRADED = {"csv-group-totals": "/app/totals.csv", "git-revert-commit": "/app/re
 NO_CHANGES = {"changes": [], "deleted": [], "ended": []}
 
 
+def test_a_docker_grade_has_the_engine_walk_the_image_twice_not_once_per_verifier_run(docker, monkeypatch):
+    """The engine's diff walks the whole image (the btrfs driver has no diff of its own), about a second of the
+    engine's CPU each: a grade reads it for the baseline and the final state of the agent's container only. The
+    sandboxes the two verifier runs replay the artefact in are never diffed: the tamper checks ran on the final state
+    they hold, and nothing is measured from theirs."""
+    from docker.api.client import APIClient
+
+    diffed: Counter[str] = Counter()
+    original = APIClient.diff
+
+    def counted(self, container):
+        diffed[container] += 1
+        return original(self, container)
+
+    monkeypatch.setattr(APIClient, "diff", counted)
+    trace = episode("terminal-mini", OraclePolicy(), "docker", task_id="csv-group-totals")
+    assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-1500:])
+    assert "canary:" in trace.verifier_log and list(diffed.values()) == [2], diffed
+
+
 @pytest.mark.parametrize("sandbox", ["local", "docker"])
 def test_an_episode_s_artefact_re_grades_to_its_reward_in_a_fresh_sandbox(request, bwrap, sandbox):
     if sandbox == "docker":
