@@ -90,6 +90,7 @@ from polar.envs.terminal.toolbox import (
     prefetch,
     toolbox_dir,
 )
+from polar.envs.terminal.toolbox import PYTHON as TOOLBOX_PYTHON
 from polar.envs.terminal.toolbox import verifier_env as toolbox_env
 from polar.errors import SandboxError, SandboxUnsupported, VerifierError
 from polar.protocols import EpisodeSetup, ExecResult, Grade, Mount, Sandbox, SandboxBackend, SandboxSpec
@@ -121,6 +122,10 @@ _NETWORK_FAILURE = re.compile(
 """What curl, wget, pip, uv and apt print when there is no network (or no curl to fetch with), and uv and pip when
 the verifier toolbox's wheelhouse lacks what they were asked for: a test.sh that hits one and writes 0 has not
 tested anything (Harbor's tests often install uv or pytest with curl first)."""
+_MISSING_PYTHON = re.compile(r"No interpreter found for ([^\n]+?) in (?:managed installations|virtual environments|"
+                             r"search path|the search path)")
+"""What uv prints when test.sh asks it for a CPython it has no copy of and may not download (`uvx -p 3.12`): the
+toolbox serves one CPython (`toolbox.PYTHON`), and no other minor is to be had offline."""
 _NETWORK_TOOLS = re.compile(r"^[^#\n]*(?<!\w)(curl|wget|apt-get|apt|apk|pip3?|uvx?|npm|npx|yarn|conda|"
                             r"git\s+clone|-m\s+pip|urlopen|requests\.get)(?!\w)", re.M)
 """How a test script reaches for the network itself. Only a script that does can fail for want of one: the agent's
@@ -612,6 +617,12 @@ class TerminalFamily:
         except VerifierError as e:
             return Grade(self.reward.zeros(), log, error=f"task {task.id}: {e}")
         note = f" ({reading.note})" if reading.note else ""
+        if reading.reward == 0.0 and needs_toolbox(task.tests) and (missing := _MISSING_PYTHON.search(result.output)):
+            return Grade(self.reward.zeros(), log, error=(
+                f"task {task.id}: tests/test.sh asked uv for {missing.group(1)}, which the verifier's offline toolbox "
+                f"does not have (it serves CPython {TOOLBOX_PYTHON}, and uv cannot download another without the "
+                "network), so its 0 says nothing about the agent's work. Give the task's image that Python, or "
+                f"have test.sh ask for {TOOLBOX_PYTHON}"))
         if reading.reward == 0.0 and _NETWORK_TOOLS.search(script) and \
                 (offline := _NETWORK_FAILURE.search(result.output)):
             return Grade(self.reward.zeros(), log, error=(

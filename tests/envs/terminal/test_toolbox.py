@@ -106,6 +106,19 @@ def test_tests_that_need_a_package_no_wheel_exists_for_cannot_verify(bwrap, tmp_
     assert "No solution found" in trace.error
 
 
+@pytest.mark.parametrize("version", ["3.12", "3.10"])
+def test_tests_that_ask_uv_for_a_python_the_toolbox_lacks_cannot_verify(bwrap, tmp_path, version):
+    """uv may not download a CPython offline, and the toolbox has one (3.13): the tests never ran, so the 0 is a
+    `verifier_error` that names the Python asked for, for the solution as for none."""
+    task = make_task(tmp_path, f"python-{version}", dockerfile="FROM ubuntu:24.04\nWORKDIR /app\n",
+                     test=SHAPES["uvx"].replace("uvx -p 3.13", f"uvx -p {version}"),
+                     solve="echo done > /app/report.txt\n", files={})
+    (task / "tests" / "test_outputs.py").write_text(TEST)
+    for trace in (episode(task, OraclePolicy(), "local"), episode(task, SUBMIT, "local")):
+        assert (trace.status, trace.reward) == ("verifier_error", 0.0), (trace.error, trace.verifier_log[-3000:])
+        assert f"asked uv for Python {version}, which the verifier's offline toolbox does not have" in trace.error
+
+
 def test_tests_that_install_debian_packages_the_host_lacks_run_in_docker_only(bwrap, tmp_path):
     task = make_task(tmp_path, "apt-local", test=SHAPES["apt"].replace("python3-pytest", "polar-no-such-deb"))
     trace = episode(task, SUBMIT, "local")  # says why it could not start, so `polar eval` goes on
