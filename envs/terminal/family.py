@@ -760,23 +760,27 @@ def _named_rewards(task: HarborTask) -> tuple[str, ...]:
     return named or REWARD_FILES
 
 
-async def _reward_files(sandbox: Sandbox) -> dict[str, tuple[str, bytes | None]]:
-    """{name: (kind, bytes of a regular file)} of each reward file in /logs/verifier; the kind read with the shell's
-    own tests (`missing`, `file`, `link`, `other`), not with a program the agent could have replaced."""
-    probe = "; ".join(f'p={VERIFIER_DIR}/{n}; if [ -L "$p" ]; then echo link; elif [ -f "$p" ]; then echo file; '
-                      f'elif [ -e "$p" ]; then echo other; else echo missing; fi' for n in REWARD_FILES)
+async def _reward_files(sandbox: Sandbox) -> dict[str, tuple[str, bytes | None, str]]:
+    """{name: (kind, bytes of a regular file, its inode change time)} of each reward file in /logs/verifier; the kind
+    read with the shell's own tests (`missing`, `file`, `link`, `other`), not with a program the agent could have
+    replaced, the change time by find (a grading tool the tamper checks cover). The change time, which no process can
+    set back, tells a file rewritten with the same bytes (a loop writing 1 over and over) from one left alone."""
+    probe = "; ".join(f'p={VERIFIER_DIR}/{n}; if [ -L "$p" ]; then echo link; elif [ -f "$p" ]; then '
+                      f'echo "file:$(/usr/bin/find "$p" -maxdepth 0 -printf %C@)"; elif [ -e "$p" ]; then echo other; '
+                      f'else echo missing; fi' for n in REWARD_FILES)
     kinds = (await sandbox.exec(probe, timeout=60)).output.split()
     if len(kinds) != len(REWARD_FILES):
         raise SandboxError(f"could not tell what {VERIFIER_DIR} holds: {' '.join(kinds)[:500]}")
     found = {}
-    for name, kind in zip(REWARD_FILES, kinds, strict=True):
+    for name, said in zip(REWARD_FILES, kinds, strict=True):
+        kind, _, changed_at = said.partition(":")
         data = None
         if kind == "file":
             try:
                 data = await sandbox.read(f"{VERIFIER_DIR}/{name}")
             except FileNotFoundError:
                 kind = "missing"
-        found[name] = (kind, data)
+        found[name] = (kind, data, changed_at)
     return found
 
 
@@ -824,8 +828,9 @@ def _unwritable_reward(owner: int | None, listing: dict[str, tuple[int, int]], o
 
 def _reward_tampering(named: tuple[str, ...], at_exit: dict, swept: dict) -> str | None:
     """Why the reward files are not the verifier's own: one the tests never name, one that is not a regular file,
-    or one that changed after test.sh exited (a process it left behind, killed since, wrote it)."""
-    for name, (kind, _) in swept.items():
+    or one that changed, or was written again, after test.sh exited (a process it left behind, killed since, wrote
+    it)."""
+    for name, (kind, _, _) in swept.items():
         path = f"{VERIFIER_DIR}/{name}"
         if kind != "missing" and name not in named:
             return (f"{path} was written, but the task's tests never name it: something other than the verifier "
