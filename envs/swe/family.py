@@ -23,10 +23,12 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
    `default_eval_script` writes for it, or no script) restores the test files, applies the pristine `test_patch` and
    runs `python3 -m pytest -p polar_verdict --rootdir /testbed ARGS` with plugin autoload off (the programs the tests
    start run without PYTHONSAFEPATH, so `python -m package` in /testbed imports the repository). `polar_verdict` is
-   written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it records
-   each test's outcome by node id to a file there when the session ends. The decision (swebench's
-   `get_eval_tests_report` / `get_resolution_status`) is fed with that record; a missing record (pytest never finished:
-   `os._exit`, a crash) means no test passed. The script runs in two parts: between them (canaries placed, no code of
+   written by the grader to /tmp/polar_grader, outside the repository, and loads before any repository code; it sends
+   each test's outcome by node id as it is decided, and the session's end, over the eval command's own output, which
+   polar reads as it arrives (`read_record`): nothing left in the sandbox counts. The decision (swebench's
+   `get_eval_tests_report` / `get_resolution_status`) is fed with that record; no end (pytest never finished:
+   `os._exit`, a crash) means no test passed, and a line after the end, or one the recorder never writes, is
+   `tampered`. The script runs in two parts: between them (canaries placed, no code of
    the repository run yet) polar reads the test files back; the recorder checks every read of one in pytest's process
    against those bytes and names every write or move of one (`Verdict.changed`: `tampered`), and polar compares them
    again after the run. swebench's parser still reads the log, and where the two disagree on a
@@ -36,17 +38,16 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
    different value of the other side's builtin type is `tampered`.
 
 What this cannot guarantee: the code under test runs inside pytest's process, so code written to defeat polar in
-memory still can: rewrite pytest's report objects or the recorder's state, forge the record file and the log
-together, return an always-equal object that tells polar's check apart from the tests (its `__eq__` looks at its
-caller) or that is an instance of an always-equal helper from the tests' own modules, or win through `bool`, `in` or
-`len` rather than `==`. Only an oracle outside that process closes this. The equality check can also be wrong the
-other way: tests that compare against `unittest.mock.ANY` themselves are flagged, and such an instance fails
-admission. Instances that bring their own `eval_script` (official SWE-bench rows, in their official image) keep it,
-under the clean environment and the patch filter, but without the verdict record: their log alone decides, so
-forged log lines from the repository's code are not caught there, and their Python may predate PYTHONSAFEPATH (or,
-on 3.11+, their tests may have relied on the working directory being on sys.path). A grading run that breaks (no
-log markers, a sandbox error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` and the log is
-kept.
+memory still can: rewrite pytest's report objects or the recorder's state before it sends them, return an
+always-equal object that tells polar's check apart from the tests (its `__eq__` looks at its caller) or that is an
+instance of an always-equal helper from the tests' own modules, or win through `bool`, `in` or `len` rather than
+`==`. Only an oracle outside that process closes this. The equality check can also be wrong the other way: tests
+that compare against `unittest.mock.ANY` themselves are flagged, and such an instance fails admission. Instances
+that bring their own `eval_script` (official SWE-bench rows, in their official image) keep it, under the clean
+environment and the patch filter, but without the verdict record: their log alone decides, so forged log lines from
+the repository's code are not caught there, and their Python may predate PYTHONSAFEPATH (or, on 3.11+, their tests
+may have relied on the working directory being on sys.path). A grading run that breaks (no log markers, a sandbox
+error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` and the log is kept.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from polar.envs.swe.canaries import PLACER_SOURCE, CanarySet, make_canaries
@@ -75,7 +76,7 @@ from polar.envs.swe.environment import (
     repository_environment,
 )
 from polar.errors import SandboxError, TaskFormatError
-from polar.protocols import EpisodeSetup, Grade, Sandbox, SandboxBackend, SandboxSpec
+from polar.protocols import EpisodeSetup, ExecResult, Grade, Sandbox, SandboxBackend, SandboxSpec
 from polar.reward import RewardComponent, RewardSpec
 from polar.tasks.swe import DiffBlock, SweTask, diff_blocks, load_instances, patch_files, unquote_path
 
@@ -87,7 +88,11 @@ than a command may (1 MiB) still reaches its end marker."""
 DEFAULT_TEST_COMMAND = f"{PYTEST} -rA -p no:cacheprovider"
 GRADER_DIR = "/tmp/polar_grader"
 VERDICT_PLUGIN = "polar_verdict"
-VERDICT_RECORD = f"{GRADER_DIR}/verdict.json"
+RECORD_FD = 3
+"""The descriptor the eval command hands the recorder (`POLAR_RECORD_FD`): a copy of the command's own output, so each
+line it sends reaches polar as it is written and none can be taken back."""
+RECORD_LIMIT = 64 << 20
+"""The grading sandbox's output limit: the record is a line per test."""
 CANARY_PLACER = f"{GRADER_DIR}/canary_placer.py"
 TEST_PATCH_FILE = f"{GRADER_DIR}/test.patch"
 """The test patch, for polar's own eval script: applied from this file, then deleted before pytest starts."""
@@ -123,7 +128,7 @@ _CLEAN_ENV = {"HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp", "PYTHONSAFEPA
 _STEERING_ENV = {"PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONUSERBASE", "BASH_ENV", "ENV", "PATH", "HOME"}
 """Besides every PYTEST_* variable: never taken from an environment's declared variables."""
 PLUGIN_SOURCE = Path(__file__).with_name(f"{VERDICT_PLUGIN}.py").read_text()
-"""The verdict plugin, copied into the grading sandbox; it names WORKDIR and VERDICT_RECORD literally (it runs
+"""The verdict plugin, copied into the grading sandbox; it names WORKDIR and PRISTINE_FILE literally (it runs
 standalone), which `test_swe` checks against these constants."""
 
 
@@ -146,6 +151,35 @@ class Verdict:
     them, or were written, moved or changed during the run (-> when)."""
     placed: dict[str, str] = field(default_factory=dict)
     """The test files as polar read them back before the run (relative path -> text)."""
+    interfered: str | None = None
+    """Why the record as received is not the recorder's alone: a line it never writes, or anything after its end."""
+
+
+def read_record(stream: str) -> tuple[dict[str, str], dict | None, str | None]:
+    """The recorder's lines as polar received them: each test's last outcome, what the `end` line carried (None: the
+    session never ended), and why the stream is not to be believed (`Verdict.interfered`)."""
+    outcomes: dict[str, str] = {}
+    end: dict | None = None
+    lines = stream.splitlines()
+    for number, line in enumerate(lines):
+        if end is not None:
+            return outcomes, end, (f"{len(lines) - number} line(s) reached polar's record after pytest's session "
+                                   f"ended (the first: {line[:120]!r}): code that outlived the session wrote them")
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, list) and len(record) == 3 and record[0] == "test" and all(
+                isinstance(x, str) for x in record[1:]):
+            if record[1] in outcomes and (outcomes[record[1]] == "ERROR" or record[2] != "ERROR"):
+                return outcomes, end, (f"polar's record received a second outcome for {record[1]} ({record[2]} after "
+                                       f"{outcomes[record[1]]}); the recorder sends one, and an error in teardown")
+            outcomes[record[1]] = record[2]
+        elif isinstance(record, list) and len(record) == 2 and record[0] == "end" and isinstance(record[1], dict):
+            end = record[1]
+        else:
+            return outcomes, end, f"polar's record carried a line its recorder never writes: {line[:120]!r}"
+    return outcomes, end, None
 
 
 XFAIL_DECLARED = re.compile(r"xfail|expectedFailure")
@@ -366,7 +400,7 @@ class SweFamily:
         artefact = {"patch": patch}
         try:
             runtime = await asyncio.to_thread(self.runtime, task, getattr(backend, "name", None))
-            grader = await backend.start(runtime.spec)
+            grader = await backend.start(replace(runtime.spec, output_limit_bytes=RECORD_LIMIT))
         except (SandboxError, TaskFormatError, OSError) as e:
             return Grade(self.reward.zeros(), f"{note}the grading sandbox did not start: {e}", artefact,
                          error=f"grading failed: {e}")
@@ -404,10 +438,10 @@ class SweFamily:
                 await grader.write(PRISTINE_FILE, json.dumps({posixpath.join(WORKDIR, path): hashlib.sha256(
                     data).hexdigest() for path, data in pristine.items()}))
             await grader.write("/tmp/polar_eval.sh", script)
-            result = await grader.exec(f"{run} /tmp/polar_eval.sh {'>>' if ours else '>'} {EVAL_LOG} 2>&1",
-                                       timeout=EVAL_TIMEOUT_S)
+            result = await grader.exec(f"{run} /tmp/polar_eval.sh {f'{RECORD_FD}>&1 >>' if ours else '>'} "
+                                       f"{EVAL_LOG} 2>&1", timeout=EVAL_TIMEOUT_S)
             output = (await grader.read(EVAL_LOG)).decode("utf-8", "replace")
-            record = await self._record(grader, pristine) if ours else None
+            record = await self._verdict(grader, pristine, result) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
             return Grade(self.reward.zeros(), f"{note}grading failed: {e}", artefact, error=f"grading failed: {e}")
         finally:
@@ -473,23 +507,21 @@ class SweFamily:
                 continue
         return found
 
-    async def _record(self, grader: Sandbox, pristine: dict[str, bytes] | None = None) -> Verdict:
-        """polar's verdict record, read from the grading sandbox once pytest is done, and the test files that are
-        no longer what polar read back before the run (`pristine`)."""
-        pristine = pristine or {}
+    async def _verdict(self, grader: Sandbox, pristine: dict[str, bytes], run: ExecResult) -> Verdict:
+        """What the recorder sent over the eval command's output (`run`), and the test files that are no longer what
+        polar read back before the run (`pristine`)."""
         after = await self._read_tests(None, grader, list(pristine)) if pristine else {}
         changed = {f"{WORKDIR}/{path}": "after the run" for path in pristine if after.get(path) != pristine[path]}
-        try:
-            record = json.loads(await grader.read(VERDICT_RECORD))
-            outcomes, forged, swapped = record["outcomes"], record["forged"], record["swapped"]
-            changed = {**changed, **record.get("changed", {})}
-            if all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
-                   for x in (outcomes, forged, swapped, changed)):
-                return Verdict(outcomes, forged, True, swapped, self._undeclared_xfail(pristine, outcomes), changed,
-                               {p: d.decode("utf-8", "replace") for p, d in pristine.items()})
-        except (FileNotFoundError, ValueError, TypeError, KeyError, AttributeError):
-            pass
-        return Verdict({}, {}, False, {}, changed=changed)
+        if run.truncated:
+            raise SandboxError(f"the test run's output passed polar's limit of {RECORD_LIMIT >> 20} MiB")
+        outcomes, end, interfered = read_record("" if run.timed_out else run.output)
+        forged, swapped = (end or {}).get("forged", {}), (end or {}).get("swapped", {})
+        changed = {**changed, **(end or {}).get("changed", {})}
+        if end is None or not all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
+                                  for x in (forged, swapped, changed)):
+            return Verdict({}, {}, False, {}, changed=changed, interfered=interfered)
+        return Verdict(outcomes, forged, True, swapped, self._undeclared_xfail(pristine, outcomes), changed,
+                       {p: d.decode("utf-8", "replace") for p, d in pristine.items()}, interfered)
 
     def _undeclared_xfail(self, pristine: dict[str, bytes], outcomes: dict[str, str]) -> frozenset[str]:
         """The XFAIL tests whose own file and conftest.py files (the test code, which the patch cannot change), as
@@ -512,6 +544,7 @@ class SweFamily:
         env |= _CLEAN_ENV
         if ours:
             env["PYTHONPATH"] = ":".join(filter(None, (env.get("PYTHONPATH"), GRADER_DIR)))
+            env["POLAR_RECORD_FD"] = str(RECORD_FD)
             if runtime.environment:  # what polar's environment installed loads by name, nothing else
                 env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
                 if plugins := runtime.environment.pytest_plugins():
@@ -601,6 +634,8 @@ class SweFamily:
                     "\n>>>>> polar verdict record: missing (pytest did not finish its session): no test passed\n")
             subverted, line = canaries.check(verdict.outcomes, verdict.placed) if canaries else (None, "")
             log += line
+            if verdict.interfered:
+                subverted = verdict.interfered
             if verdict.changed:
                 subverted = (f"the test files pytest ran were not the ones polar placed: {len(verdict.changed)} "
                              f"changed (" + "; ".join(f"{k}, {v}" for k, v in list(verdict.changed.items())[:3]) + ")")

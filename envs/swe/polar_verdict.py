@@ -1,8 +1,13 @@
 """polar's verdict recorder, loaded with `-p polar_verdict` from outside the
 repository before any of its code. It records each test's outcome by node id, the tests in which an equality
 check passed on a value that also equals what it cannot be (an `__eq__` that says yes to anything), and which parts
-of the run protocol of pytest and unittest were swapped after it loaded (the objects it saw then, and their code),
-and writes them to /tmp/polar_grader/verdict.json when the session ends: no file means pytest never finished.
+of the run protocol of pytest and unittest were swapped after it loaded (the objects it saw then, and their code).
+
+Nothing it records is left in the sandbox: each outcome leaves the process as it is decided, one JSON line on the
+descriptor polar's eval command hands it (named by POLAR_RECORD_FD, both taken away on import so that neither the
+tests nor the programs they start inherit them), which is the command's own output, read by polar as it arrives; the
+session's end sends the rest and an `end` line. polar ignores every file in the sandbox for the verdict: no `end`
+means pytest never finished, and anything after it was written by code that outlived the session.
 
 It runs in the repository's own interpreter, which may be older than polar's: no `zip(strict=)` and the like."""
 # ruff: noqa: UP031, B905
@@ -14,6 +19,31 @@ import sys
 import unittest
 
 __unittest = True  # unittest leaves this module's frames out of its failure reports
+
+
+def _channel():
+    """polar's end of the record, moved to a descriptor no child inherits; the variable naming it goes too. A process
+    started without it (an xdist worker) records nothing: its outcomes reach polar through the main process."""
+    number = os.environ.pop("POLAR_RECORD_FD", None)
+    if number is None:
+        return None
+    try:
+        fd = os.dup(int(number))  # not inheritable
+        os.close(int(number))
+    except (OSError, ValueError):
+        return None
+    return fd
+
+
+CHANNEL = _channel()
+
+
+def _send(*record):
+    data = (json.dumps(record) + "\n").encode()
+    while CHANNEL is not None and data:
+        data = data[os.write(CHANNEL, data):]
+
+
 OUTCOMES, FORGED, CURRENT, PRISTINE, SWAPPED = {}, {}, [None], set(), {}
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _CONTAINERS = (tuple, list, dict, set, frozenset)
@@ -351,6 +381,8 @@ def pytest_assertrepr_compare(config, op, left, right):
 
 def pytest_runtest_logreport(report):
     xfail = hasattr(report, "wasxfail")
+    if report.outcome == "rerun":  # pytest-rerunfailures: an attempt before the last, which decides
+        return
     if report.failed:
         status = "FAILED" if report.when == "call" else "ERROR"
     elif report.skipped:
@@ -361,11 +393,10 @@ def pytest_runtest_logreport(report):
         return
     if OUTCOMES.get(report.nodeid) != "ERROR":
         OUTCOMES[report.nodeid] = status
+        _send("test", report.nodeid, status)
 
 
 def pytest_sessionfinish(session, exitstatus):
     _check_protocol()
     _check_files()
-    with open("/tmp/polar_grader/verdict.json.part", "w") as f:
-        json.dump({"outcomes": OUTCOMES, "forged": FORGED, "swapped": SWAPPED, "changed": CHANGED}, f)
-    os.replace("/tmp/polar_grader/verdict.json.part", "/tmp/polar_grader/verdict.json")
+    _send("end", {"forged": FORGED, "swapped": SWAPPED, "changed": CHANGED})

@@ -379,8 +379,43 @@ def test_an_official_style_image_in_the_engine_is_used_as_is(docker, tmp_path):
 def test_the_verdict_plugin_names_the_graders_paths():
     """The plugin runs standalone in the grading sandbox, so it spells out the paths the family reads."""
     from polar.envs.swe.environment import WORKDIR
-    from polar.envs.swe.family import PLUGIN_SOURCE, PRISTINE_FILE, VERDICT_RECORD
+    from polar.envs.swe.family import PLUGIN_SOURCE, PRISTINE_FILE
 
-    assert f'"{WORKDIR}"' in PLUGIN_SOURCE and f'"{VERDICT_RECORD}.part"' in PLUGIN_SOURCE
-    assert f'"{PRISTINE_FILE}"' in PLUGIN_SOURCE
+    assert f'"{WORKDIR}"' in PLUGIN_SOURCE and f'"{PRISTINE_FILE}"' in PLUGIN_SOURCE
+    assert 'os.environ.pop("POLAR_RECORD_FD", None)' in PLUGIN_SOURCE and "open(" not in PLUGIN_SOURCE.split(
+        "def pytest_sessionfinish")[1], "the session's end is sent, never left in a file"
     compile(PLUGIN_SOURCE, "polar_verdict.py", "exec")
+
+
+def _lines(*records) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+END = ["end", {"forged": {}, "swapped": {}, "changed": {}}]
+
+
+@pytest.mark.parametrize("stream, outcomes, ended, interfered", [
+    (_lines(["test", "t.py::a", "PASSED"], ["test", "t.py::b", "FAILED"], END),
+     {"t.py::a": "PASSED", "t.py::b": "FAILED"}, True, None),
+    (_lines(["test", "t.py::a", "PASSED"], ["test", "t.py::a", "ERROR"], END),  # an error in teardown
+     {"t.py::a": "ERROR"}, True, None),
+    (_lines(["test", "t.py::a", "PASSED"]), {"t.py::a": "PASSED"}, False, None),  # pytest never finished
+    (_lines(["test", "t.py::a", "FAILED"], END, ["test", "t.py::a", "PASSED"]), {"t.py::a": "FAILED"}, True,
+     "after pytest's session ended"),
+    (_lines(["test", "t.py::a", "FAILED"], END, END), {"t.py::a": "FAILED"}, True, "after pytest's session ended"),
+    (_lines(["test", "t.py::a", "FAILED"], ["test", "t.py::a", "PASSED"], END), {"t.py::a": "FAILED"}, False,
+     "second outcome"),
+    (_lines(["test", "t.py::a", "PASSED"], ["test", "t.py::b", "FAILED"]) + "PASSED t.py::b\n" + _lines(END),
+     {"t.py::a": "PASSED", "t.py::b": "FAILED"}, False, "never writes"),
+    (_lines(["test", "t.py::a", "ERROR"], ["test", "t.py::a", "ERROR"], END), {"t.py::a": "ERROR"}, False,
+     "second outcome"),
+])
+def test_the_record_is_what_the_recorder_sent_while_the_session_ran(stream, outcomes, ended, interfered):
+    """polar reads the recorder's lines as they came over the eval command's output: a test's outcome once (an error
+    in teardown may follow), then the end; a second outcome, a line the recorder never writes, or anything after the
+    end, is interference."""
+    from polar.envs.swe.family import read_record
+
+    got, end, problem = read_record(stream)
+    assert (got, end is not None) == (outcomes, ended)
+    assert (problem is None) if interfered is None else (interfered in problem), problem
