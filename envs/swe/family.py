@@ -53,6 +53,7 @@ error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` an
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import posixpath
@@ -626,10 +627,11 @@ class SweFamily:
             status_map, found = get_logs_eval(spec, str(Path(tmp) / "test_output.txt"))
         if verdict is not None:
             graded = (*spec.FAIL_TO_PASS, *spec.PASS_TO_PASS)
-            forged = [f"{t}: {verdict.forged[t]}" for t in graded if t in verdict.forged
-                      and test_passed(t, verdict.outcomes)]
-            logged = status_map if found else {}
-            disagree = [t for t in graded if test_passed(t, verdict.outcomes) != test_passed(t, logged)]
+            own = functools.partial(canaries.restore, placed=verdict.placed) if canaries else lambda r: r
+            outcomes, forged_at = own(verdict.outcomes), own(verdict.forged)  # under the graded tests' own names
+            forged = [f"{t}: {forged_at[t]}" for t in graded if t in forged_at and test_passed(t, outcomes)]
+            logged = own(status_map) if found else {}
+            disagree = [t for t in graded if test_passed(t, outcomes) != test_passed(t, logged)]
             log += (f"\n>>>>> polar verdict record: {len(verdict.outcomes)} test outcome(s)\n" if verdict.found else
                     "\n>>>>> polar verdict record: missing (pytest did not finish its session): no test passed\n")
             subverted, line = canaries.check(verdict.outcomes, verdict.placed) if canaries else (None, "")
@@ -653,9 +655,10 @@ class SweFamily:
                 return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact, tampered=(
                     f"the test log and polar's verdict record disagree on {len(disagree)} graded test(s) "
                     f"({', '.join(disagree[:5])}): something in the repository wrote test results"))
-            status_map, found = verdict.outcomes, verdict.found and not timed_out
+            status_map, found = outcomes, verdict.found and not timed_out
             if verdict.undeclared_xfail:
-                status_map = {t: "FAILED" if t in verdict.undeclared_xfail else s for t, s in status_map.items()}
+                status_map = own({t: "FAILED" if t in verdict.undeclared_xfail else s
+                                  for t, s in verdict.outcomes.items()})
                 log += (f">>>>> polar: {len(verdict.undeclared_xfail)} test(s) ended XFAIL though no test code "
                         f"declares an expected failure; counted as failed: "
                         f"{', '.join(sorted(verdict.undeclared_xfail)[:5])}\n")

@@ -61,11 +61,12 @@ def _other_than(value):
 
 
 def _forged(a, b, depth=0):
-    """Why `a == b` is not to be believed: a side that is no builtin value, nor made by the tests' own modules,
-    also equals what it is not."""
+    """Why `a == b` is not to be believed: a side that is no builtin value, nor one whose `__eq__` is code of the
+    tests' own files, also equals what it is not."""
     for value, other in ((a, b), (b, a)):
-        module = sys.modules.get(type(value).__module__)
-        if type(value) in _SCALARS or type(value) in _CONTAINERS or getattr(module, "__file__", None) in PRISTINE:
+        # a helper of the tests' own is known by where its __eq__'s code is, not by what its class calls its module
+        code = getattr(getattr(type(value), "__eq__", None), "__code__", None)
+        if type(value) in _SCALARS or type(value) in _CONTAINERS or getattr(code, "co_filename", None) in PRISTINE:
             continue
         try:
             if value == _Unrelated() or type(other) in _SCALARS[:-1] and value == _other_than(other):
