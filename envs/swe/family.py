@@ -154,6 +154,8 @@ class Verdict:
     """The test files as polar read them back before the run (relative path -> text)."""
     interfered: str | None = None
     """Why the record as received is not the recorder's alone: a line it never writes, or anything after its end."""
+    subfailed: frozenset[str] = frozenset()
+    """Tests that failed in a subtest (pytest >= 9, pytest-subtests): swebench's log parser reads their own report."""
 
 
 def read_record(stream: str) -> tuple[dict[str, str], dict | None, str | None]:
@@ -516,13 +518,13 @@ class SweFamily:
         if run.truncated:
             raise SandboxError(f"the test run's output passed polar's limit of {RECORD_LIMIT >> 20} MiB")
         outcomes, end, interfered = read_record("" if run.timed_out else run.output)
-        forged, swapped = (end or {}).get("forged", {}), (end or {}).get("swapped", {})
+        forged, swapped, subfailed = ((end or {}).get(key, {}) for key in ("forged", "swapped", "subfailed"))
         changed = {**changed, **(end or {}).get("changed", {})}
         if end is None or not all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
-                                  for x in (forged, swapped, changed)):
+                                  for x in (forged, swapped, changed, subfailed)):
             return Verdict({}, {}, False, {}, changed=changed, interfered=interfered)
         return Verdict(outcomes, forged, True, swapped, self._undeclared_xfail(pristine, outcomes), changed,
-                       {p: d.decode("utf-8", "replace") for p, d in pristine.items()}, interfered)
+                       {p: d.decode("utf-8", "replace") for p, d in pristine.items()}, interfered, frozenset(subfailed))
 
     def _undeclared_xfail(self, pristine: dict[str, bytes], outcomes: dict[str, str]) -> frozenset[str]:
         """The XFAIL tests whose own file and conftest.py files (the test code, which the patch cannot change), as
@@ -631,7 +633,8 @@ class SweFamily:
             outcomes, forged_at = own(verdict.outcomes), own(verdict.forged)  # under the graded tests' own names
             forged = [f"{t}: {forged_at[t]}" for t in graded if t in forged_at and test_passed(t, outcomes)]
             logged = own(status_map) if found else {}
-            disagree = [t for t in graded if test_passed(t, outcomes) != test_passed(t, logged)]
+            subfailed = own(dict.fromkeys(verdict.subfailed))  # the log shows their own report, which passed
+            disagree = [t for t in graded if test_passed(t, outcomes) != test_passed(t, logged) and t not in subfailed]
             log += (f"\n>>>>> polar verdict record: {len(verdict.outcomes)} test outcome(s)\n" if verdict.found else
                     "\n>>>>> polar verdict record: missing (pytest did not finish its session): no test passed\n")
             subverted, line = canaries.check(verdict.outcomes, verdict.placed) if canaries else (None, "")

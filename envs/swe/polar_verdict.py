@@ -44,7 +44,7 @@ def _send(*record):
         data = data[os.write(CHANNEL, data):]
 
 
-OUTCOMES, FORGED, CURRENT, PRISTINE, SWAPPED = {}, {}, [None], set(), {}
+OUTCOMES, FORGED, CURRENT, PRISTINE, SWAPPED, SUBFAILED = {}, {}, [None], set(), {}, {}
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 _CONTAINERS = (tuple, list, dict, set, frozenset)
 
@@ -384,6 +384,12 @@ def pytest_runtest_logreport(report):
     xfail = hasattr(report, "wasxfail")
     if report.outcome == "rerun":  # pytest-rerunfailures: an attempt before the last, which decides
         return
+    if type(report).__name__ in ("SubtestReport", "SubTestReport"):  # pytest >= 9, pytest-subtests: one per subtest
+        if report.failed and OUTCOMES.get(report.nodeid) not in ("ERROR", "FAILED"):
+            SUBFAILED[report.nodeid] = "a subtest failed"  # the test failed, whatever its own report says
+            OUTCOMES[report.nodeid] = "FAILED"
+            _send("test", report.nodeid, "FAILED")
+        return
     if report.failed:
         status = "FAILED" if report.when == "call" else "ERROR"
     elif report.skipped:
@@ -392,7 +398,7 @@ def pytest_runtest_logreport(report):
         status = "XPASS" if xfail else "PASSED"
     else:
         return
-    if OUTCOMES.get(report.nodeid) != "ERROR":
+    if OUTCOMES.get(report.nodeid) != "ERROR" and (report.nodeid not in SUBFAILED or status == "ERROR"):
         OUTCOMES[report.nodeid] = status
         _send("test", report.nodeid, status)
 
@@ -400,4 +406,4 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     _check_protocol()
     _check_files()
-    _send("end", {"forged": FORGED, "swapped": SWAPPED, "changed": CHANGED})
+    _send("end", {"forged": FORGED, "swapped": SWAPPED, "changed": CHANGED, "subfailed": SUBFAILED})

@@ -6,7 +6,9 @@ pays for building them."""
 import asyncio
 import io
 import json
+import os
 import subprocess
+import sys
 import tarfile
 from dataclasses import replace
 
@@ -419,3 +421,30 @@ def test_the_record_is_what_the_recorder_sent_while_the_session_ran(stream, outc
     got, end, problem = read_record(stream)
     assert (got, end is not None) == (outcomes, ended)
     assert (problem is None) if interfered is None else (interfered in problem), problem
+
+
+def test_a_test_with_a_failed_subtest_failed_once_in_the_record(tmp_path):
+    """pytest >= 9 (and pytest-subtests) reports each subtest of a test under the test's own node id, then the test:
+    the recorder sends one outcome per test (FAILED when a subtest failed), so an honest run is never read as a
+    second outcome; the end names the test, whose own report in the log passed."""
+    from polar.envs.swe.family import PLUGIN_SOURCE, read_record
+
+    (tmp_path / "polar_verdict.py").write_text(PLUGIN_SOURCE)
+    (tmp_path / "test_sub.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_many(self):\n        for i in range(3):\n"
+        "            with self.subTest(i=i):\n                self.assertNotEqual(i, 1)\n\n"
+        "    def test_ok(self):\n        for i in range(2):\n            with self.subTest(i=i):\n"
+        "                self.assertTrue(True)\n")
+    read, write = os.pipe()
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "polar_verdict", "-p", "no:cacheprovider",
+                          "test_sub.py"], cwd=tmp_path, capture_output=True, text=True, pass_fds=(write,),
+                         env={"PATH": os.environ["PATH"], "PYTHONPATH": str(tmp_path), "POLAR_RECORD_FD": str(write),
+                              "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    os.close(write)
+    with os.fdopen(read) as f:
+        stream = f.read()
+    assert "subtests passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]  # pytest ran them as subtests
+    outcomes, end, interfered = read_record(stream)
+    assert interfered is None and outcomes == {"test_sub.py::T::test_many": "FAILED",
+                                               "test_sub.py::T::test_ok": "PASSED"}, stream
+    assert end is not None and set(end["subfailed"]) == {"test_sub.py::T::test_many"}
