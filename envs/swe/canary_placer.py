@@ -14,7 +14,7 @@ once (its `def`) and neither it nor a conftest.py above it reads the running tes
 graded test by its name finds nothing, and the graded test looks like polar's own.
 
 It runs in the repository's own interpreter, which may be older than polar's."""
-# ruff: noqa: UP031, UP015
+# ruff: noqa: UP031, UP015, B905
 import ast
 import copy
 import json
@@ -104,35 +104,56 @@ def _plausible(value, rng):
     return type(value)(items)
 
 
+MIRRORS_OF_THE_FIRST = 3
+"""Mirrors of the first test mirrored (the first graded one): code that passes only the first, or only the last, test
+of a shape then passes the graded one with odds of 1 in 4, and a must-fail mirror otherwise."""
+
+
+def _mirror(node, name, rng):
+    """The source of a mirror of the test `node` named `name`, or None where the test has no assertion to change."""
+    if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test") or node.decorator_list:
+        return None
+    for index, statement in enumerate(node.body):
+        test = statement.test if isinstance(statement, ast.Assert) else None
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            continue
+        sides = [test.left, test.comparators[0]]
+        which = [k for k in (1, 0) if isinstance(sides[1 - k], ast.Call) and _literal(sides[k]) is not None]
+        changed = _plausible(_literal(sides[which[0]])[0], rng) if which else None
+        if changed is None:
+            continue
+        sides[which[0]] = ast.parse(repr(changed), mode="eval").body
+        mirror = copy.deepcopy(node)
+        mirror.name = name
+        mirror.body = copy.deepcopy(node.body[:index]) + [
+            ast.Assert(test=ast.Compare(left=sides[0], ops=[ast.Eq()], comparators=[sides[1]]), msg=None)]
+        return ast.unparse(ast.fix_missing_locations(mirror)) + "\n"
+    return None
+
+
 def mirrors(tree, names, rng, first=()):
-    """Sources of the mirrors of the file's undecorated top-level tests, one per name: the tests named in `first`
-    (the graded ones, FAIL_TO_PASS first) in that order, then the rest in the file's order."""
+    """(source, the mirrored test) for mirrors of the file's undecorated top-level tests, one per name: the tests
+    named in `first` (the graded ones, FAIL_TO_PASS first) in that order, then the rest in the file's order; the first
+    test mirrored gets MIRRORS_OF_THE_FIRST of them, each expecting a value of its own."""
     if not hasattr(ast, "unparse"):  # Python < 3.9: no mirrors, the other canaries still go in
         return []
     made, order = [], dict((name, i) for i, name in reversed(list(enumerate(first))))
     for node in sorted(tree.body, key=lambda n: order.get(getattr(n, "name", None), len(order))):
-        if len(made) == len(names):
-            break
-        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test") or node.decorator_list:
-            continue
-        for index, statement in enumerate(node.body):
-            test = statement.test if isinstance(statement, ast.Assert) else None
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-                continue
-            sides = [test.left, test.comparators[0]]
-            which = [k for k in (1, 0) if isinstance(sides[1 - k], ast.Call) and _literal(sides[k]) is not None]
-            changed = _plausible(_literal(sides[which[0]])[0], rng) if which else None
-            if changed is None:
-                continue
-            k = which[0]
-            sides[k] = ast.parse(repr(changed), mode="eval").body
-            mirror = copy.deepcopy(node)
-            mirror.name = names[len(made)]
-            mirror.body = copy.deepcopy(node.body[:index]) + [
-                ast.Assert(test=ast.Compare(left=sides[0], ops=[ast.Eq()], comparators=[sides[1]]), msg=None)]
-            made.append(ast.unparse(ast.fix_missing_locations(mirror)) + "\n")
-            break
+        for _ in range(MIRRORS_OF_THE_FIRST if not made else 1):
+            text = _mirror(node, names[len(made)], rng) if len(made) < len(names) else None
+            if text is None:
+                break
+            made.append((text, node))
     return made
+
+
+def _places(boundaries, mirrored, count, rng):
+    """Where each of `count` mirrors of the test `mirrored` goes: how many before it is drawn evenly from none to all
+    (none where no boundary comes before it), the rest after, so the test's rank among its copies tells nothing."""
+    before = [b for b in boundaries if b is not None and b <= mirrored.lineno]
+    after = [b for b in boundaries if b is None or b > mirrored.lineno]
+    ahead = rng.randint(0, count) if before else 0
+    return [rng.choice(before) for _ in range(ahead)] + [rng.choice(after) for _ in range(count - ahead)]
 
 
 _READS_TEST_NAMES = re.compile(
@@ -174,15 +195,20 @@ def place(path, blocks, rng, mirror_names=(), first=(), renamed=None):
         tree = ast.parse(source)
     except (OSError, SyntaxError, ValueError):
         return
-    blocks = list(blocks) + mirrors(tree, list(mirror_names), rng, first)
+    boundaries = _boundaries(tree)
+    placed = [(block, rng.choice(boundaries)) for block in blocks]
+    copies = {}
+    for text, node in mirrors(tree, list(mirror_names), rng, first):
+        copies.setdefault(id(node), (node, []))[1].append(text)
+    for node, texts in copies.values():
+        placed += zip(texts, _places(boundaries, node, len(texts), rng))
     lines = source.splitlines(True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     if not _reads_test_names(path, source):
         rename(source, tree, lines, renamed or {})
     inserts = {}
-    for block in blocks:
-        line = rng.choice(_boundaries(tree))
+    for block, line in placed:
         block = block.rstrip("\n")
         inserts.setdefault(line, []).append(block + "\n\n\n" if line else "\n\n\n" + block + "\n")
     out = []

@@ -118,10 +118,10 @@ def test_a_mirror_of_the_files_own_test_fails_and_catches_code_that_answers_its_
         place(folder, canaries)
         seen = outcomes(folder)
         assert seen["test_own.py::test_count"] == "PASSED", seen
-        ran = [seen[m.node_id] for m in canaries.mirrors if m.node_id in seen]
-        assert ran == ["PASSED" if caught else "FAILED"], (seen, (folder / "test_own.py").read_text())
+        ran = [seen[m.node_id] for m in canaries.mirrors if m.node_id in seen]  # three of the graded test
+        assert ran == ["PASSED" if caught else "FAILED"] * 3, (seen, (folder / "test_own.py").read_text())
         why, line = canaries.check(seen)
-        assert (why is not None) == caught and "1 mirror(s) of the files' own tests" in line, (why, line)
+        assert (why is not None) == caught and "3 mirror(s) of the files' own tests" in line, (why, line)
 
 
 GRADED = (  # test_count and test_flag are graded; test_named is graded too, but the file names it twice
@@ -197,5 +197,25 @@ def test_a_canary_or_mirror_missing_from_a_file_whose_own_tests_ran_is_named_and
     must_pass = next(c for c in canaries.canaries if c.must_pass)
     why, _ = canaries.check({**seen, must_pass.node_id: "FAILED"}, placed)
     assert why and "1 that must pass failed" in why
-    unmade = canaries.mirrors[1].node_id  # one test of that shape, one mirror: polar's other names back none
+    unmade = canaries.mirrors[3].node_id  # one test of that shape, three mirrors: polar's other names back none
     assert unmade not in seen and canaries.check(seen, placed)[0] is None
+
+
+def test_a_graded_tests_rank_among_its_mirrors_tells_nothing():
+    """Code that passes only the first (or the last) test of a shape passes the graded test only when it comes first
+    (last) among its three mirrors: how many mirrors go before it is drawn evenly, wherever it is in its file."""
+    import ast
+    import collections
+    import random
+
+    placer = {"__file__": "canary_placer.py"}
+    exec(compile(PLACER_SOURCE, "canary_placer.py", "exec"), placer)
+    for graded_at in (1, 4):  # the second of five tests, the last
+        source = "".join(f"def test_{i}():\n    assert f({i}) == {i}\n\n\n" for i in range(5))
+        tree = ast.parse(source)
+        mirrored = tree.body[graded_at]
+        rng, ahead = random.Random(7), collections.Counter()
+        for _ in range(4000):
+            places = placer["_places"](placer["_boundaries"](tree), mirrored, 3, rng)
+            ahead[sum(p is not None and p <= mirrored.lineno for p in places)] += 1
+        assert sorted(ahead) == [0, 1, 2, 3] and all(900 < n < 1100 for n in ahead.values()), (graded_at, ahead)
