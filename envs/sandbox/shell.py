@@ -419,7 +419,10 @@ class ShellSandbox:
             raise FileNotFoundError(path)
         if result.exit_code != 0 or result.truncated:
             raise SandboxError(f"could not read {path}: {result.output.strip()[:500]}")
-        return base64.b64decode(result.output)
+        try:
+            return base64.b64decode(result.output, validate=True)
+        except ValueError as e:  # something else wrote to the shell's output (a process a command left behind)
+            raise SandboxError(f"could not read {path}: its bytes came back mixed with other output ({e})") from e
 
     async def fill_sealed(self, path: str, files: dict[str, bytes]) -> None:
         """Make the sealed dir `path` hold exactly `files` ({relative name: bytes}, written executable), from

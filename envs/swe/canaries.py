@@ -28,8 +28,8 @@ PLACER_SOURCE = Path(__file__).with_name("canary_placer.py").read_text()
 _WORDS = ("value", "result", "items", "empty", "default", "order", "nested", "single", "multiple", "keys",
           "format", "parse", "merge", "update", "basic", "simple", "large", "small", "missing", "extra", "none",
           "types", "mixed", "unicode", "strings", "numbers", "first", "last", "length", "repeat", "invalid", "output")
-MIRRORS_PER_FILE = 5
-"""Names for mirrors per file: three of the first graded test (`canary_placer.MIRRORS_OF_THE_FIRST`), then one each."""
+MIRRORS_PER_FILE = 8
+"""Names for mirrors per file: up to six of the first graded test (`canary_placer.MOST_OF_THE_FIRST`), then one each."""
 _PASSED = ("PASSED", "XPASS")
 V = TypeVar("V")
 
@@ -62,11 +62,22 @@ class CanarySet:
             mirrors.setdefault(path, []).append(name)
         return json.dumps({"blocks": self.blocks, "mirrors": mirrors, "first": self.first, "renamed": self.renamed})
 
-    def restore(self, results: dict[str, V], placed: dict[str, str]) -> dict[str, V]:
-        """`results` (by node id) under the graded tests' own names again: each test the placer renamed (its fresh
-        name is defined in the file as polar read it back before the run) ran under its fresh name."""
-        back = {f"{path}::{new}": f"{path}::{old}" for path, names in self.renamed.items()
+    def _back(self, placed: dict[str, str]) -> dict[str, str]:
+        """Fresh node id -> the graded test's own, for each test the placer renamed (its fresh name is defined in the
+        file as polar read it back before the run)."""
+        return {f"{path}::{new}": f"{path}::{old}" for path, names in self.renamed.items()
                 for old, new in names.items() if re.search(rf"\bdef {re.escape(new)}\(", placed.get(path, ""))}
+
+    def stale(self, results: dict[str, object], placed: dict[str, str]) -> list[str]:
+        """Node ids in `results` under the own name of a test that ran under its fresh one: pytest never reported
+        them; the code under test did."""
+        renamed = set(self._back(placed).values())
+        return [node_id for node_id in results if node_id.partition("[")[0] in renamed]
+
+    def restore(self, results: dict[str, V], placed: dict[str, str]) -> dict[str, V]:
+        """`results` (by node id) under the graded tests' own names again: each test the placer renamed ran under its
+        fresh name (`stale` names what claims the old one)."""
+        back = self._back(placed)
         if not back:
             return results
         restored = {}

@@ -105,45 +105,64 @@ def _plausible(value, rng):
 
 
 MIRRORS_OF_THE_FIRST = 3
-"""Mirrors of the first test mirrored (the first graded one): code that passes only the first, or only the last, test
-of a shape then passes the graded one with odds of 1 in 4, and a must-fail mirror otherwise."""
+"""Mirrors of the first test mirrored (the first graded one), at least: code that passes only the first, or only the
+last, test of a shape then passes the graded one with odds of 1 in 4, and a must-fail mirror otherwise."""
+MOST_OF_THE_FIRST = 6
 
 
-def _mirror(node, name, rng):
-    """The source of a mirror of the test `node` named `name`, or None where the test has no assertion to change."""
+def _checked(node):
+    """Each `assert <call> == <literal>` (either way round) of the test `node` that a mirror can change: (its index in
+    the body, the literal's side)."""
     if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test") or node.decorator_list:
-        return None
+        return []
+    found = []
     for index, statement in enumerate(node.body):
         test = statement.test if isinstance(statement, ast.Assert) else None
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-            continue
-        sides = [test.left, test.comparators[0]]
-        which = [k for k in (1, 0) if isinstance(sides[1 - k], ast.Call) and _literal(sides[k]) is not None]
-        changed = _plausible(_literal(sides[which[0]])[0], rng) if which else None
-        if changed is None:
-            continue
-        sides[which[0]] = ast.parse(repr(changed), mode="eval").body
-        mirror = copy.deepcopy(node)
-        mirror.name = name
-        mirror.body = copy.deepcopy(node.body[:index]) + [
-            ast.Assert(test=ast.Compare(left=sides[0], ops=[ast.Eq()], comparators=[sides[1]]), msg=None)]
-        return ast.unparse(ast.fix_missing_locations(mirror)) + "\n"
-    return None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            sides = [test.left, test.comparators[0]]
+            which = [k for k in (1, 0) if isinstance(sides[1 - k], ast.Call) and _literal(sides[k]) is not None]
+            if which:
+                found.append((index, which[0]))
+    return found
+
+
+def _mirror(node, at, name, rng):
+    """The source of a mirror of the test `node` named `name`: its body up to the assertion `at` (from `_checked`),
+    whose literal is changed to a plausible other value; None where there is none."""
+    index, k = at
+    test = node.body[index].test
+    sides = [test.left, test.comparators[0]]
+    changed = _plausible(_literal(sides[k])[0], rng)
+    if changed is None:
+        return None
+    sides[k] = ast.parse(repr(changed), mode="eval").body
+    mirror = copy.deepcopy(node)
+    mirror.name = name
+    mirror.body = copy.deepcopy(node.body[:index]) + [
+        ast.Assert(test=ast.Compare(left=sides[0], ops=[ast.Eq()], comparators=[sides[1]]), msg=None)]
+    return ast.unparse(ast.fix_missing_locations(mirror)) + "\n"
 
 
 def mirrors(tree, names, rng, first=()):
     """(source, the mirrored test) for mirrors of the file's undecorated top-level tests, one per name: the tests
-    named in `first` (the graded ones, FAIL_TO_PASS first) in that order, then the rest in the file's order; the first
-    test mirrored gets MIRRORS_OF_THE_FIRST of them, each expecting a value of its own."""
+    named in `first` (the graded ones, FAIL_TO_PASS first) in that order, then the rest in the file's order. The first
+    test mirrored gets one mirror cut at each of its assertions (up to MOST_OF_THE_FIRST, and at least
+    MIRRORS_OF_THE_FIRST, repeating them): its mirrors hold the code and the constants it holds, so neither its text
+    nor the line an assertion is on tells it apart; every later test gets one, cut at its first."""
     if not hasattr(ast, "unparse"):  # Python < 3.9: no mirrors, the other canaries still go in
         return []
     made, order = [], dict((name, i) for i, name in reversed(list(enumerate(first))))
     for node in sorted(tree.body, key=lambda n: order.get(getattr(n, "name", None), len(order))):
-        for _ in range(MIRRORS_OF_THE_FIRST if not made else 1):
-            text = _mirror(node, names[len(made)], rng) if len(made) < len(names) else None
-            if text is None:
-                break
-            made.append((text, node))
+        checked = _checked(node)
+        if not checked:
+            continue
+        cuts = checked[:MOST_OF_THE_FIRST] if not made else checked[:1]
+        while not made and len(cuts) < MIRRORS_OF_THE_FIRST:
+            cuts.append(checked[len(cuts) % len(checked)])
+        for at in cuts:
+            text = _mirror(node, at, names[len(made)], rng) if len(made) < len(names) else None
+            if text is not None:
+                made.append((text, node))
     return made
 
 

@@ -441,8 +441,10 @@ class SweFamily:
                 await grader.write(PRISTINE_FILE, json.dumps({posixpath.join(WORKDIR, path): hashlib.sha256(
                     data).hexdigest() for path, data in pristine.items()}))
             await grader.write("/tmp/polar_eval.sh", script)
+            await grader.mark_processes()
             result = await grader.exec(f"{run} /tmp/polar_eval.sh {f'{RECORD_FD}>&1 >>' if ours else '>'} "
                                        f"{EVAL_LOG} 2>&1", timeout=EVAL_TIMEOUT_S)
+            await grader.reset_processes()  # nothing the tests left running writes into polar's later reads
             output = (await grader.read(EVAL_LOG)).decode("utf-8", "replace")
             record = await self._verdict(grader, pristine, result) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
@@ -639,6 +641,9 @@ class SweFamily:
                     "\n>>>>> polar verdict record: missing (pytest did not finish its session): no test passed\n")
             subverted, line = canaries.check(verdict.outcomes, verdict.placed) if canaries else (None, "")
             log += line
+            if canaries and (stale := canaries.stale({**verdict.outcomes, **status_map}, verdict.placed)):
+                subverted = (f"the record or the log has an outcome for {stale[0]}, a graded test that ran under a "
+                             f"fresh name: pytest never reported it")
             if verdict.interfered:
                 subverted = verdict.interfered
             if verdict.changed:
