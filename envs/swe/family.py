@@ -28,14 +28,13 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
    polar reads as it arrives (`read_record`): nothing left in the sandbox counts. The decision (swebench's
    `get_eval_tests_report` / `get_resolution_status`) is fed with that record; no end (pytest never finished:
    `os._exit`, a crash) means no test passed, and a line after the end, or one the recorder never writes, is
-   `tampered`. The script runs in two parts: between them (canaries placed, no code of
-   the repository run yet) polar reads the test files back; the recorder checks every read of one in pytest's process
-   against those bytes and names every write or move of one (`Verdict.changed`: `tampered`), and polar compares them
-   again after the run. swebench's parser still reads the log, and where the two disagree on a
-   FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also sees every `==` the
-   tests check (pytest's assertion-pass hook hands it their comparisons; unittest's `assertEqual` family is wrapped): a
-   graded test that passed on a value, not made by the tests' own modules, that also equals an unrelated object or a
-   different value of the other side's builtin type is `tampered`.
+   `tampered`. The script runs in two parts: between them (canaries placed, no code of the repository run yet) polar
+   reads the test files back (the canaries and mirrors it placed, the XFAIL rule's text), and compares them again
+   after the run (`Verdict.changed`: `tampered`). swebench's parser still reads the log, and where the two disagree on
+   a FAIL_TO_PASS / PASS_TO_PASS test (forged `PASSED` lines) the grade is `tampered`. The plugin also sees every `==`
+   the tests check (pytest's assertion-pass hook hands it their comparisons; unittest's `assertEqual` family is
+   wrapped): a graded test that passed on a value, not made by the tests' own modules, that also equals an unrelated
+   object or a different value of the other side's builtin type is `tampered`.
 
 What this cannot guarantee: the code under test runs inside pytest's process, so code written to defeat polar in
 memory still can: rewrite pytest's report objects or the recorder's state before it sends them, return an
@@ -54,7 +53,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import json
 import posixpath
 import re
@@ -97,13 +95,6 @@ RECORD_LIMIT = 64 << 20
 CANARY_PLACER = f"{GRADER_DIR}/canary_placer.py"
 TEST_PATCH_FILE = f"{GRADER_DIR}/test.patch"
 """The test patch, for polar's own eval script: applied from this file, then deleted before pytest starts."""
-PRISTINE_FILE = f"{GRADER_DIR}/pristine.json"
-"""The test code pytest will run (absolute path -> sha256), as polar read it back once the test patch and the
-canaries were in place and before any code of the repository ran: the recorder checks each file against it whenever
-it is opened during the run, and names any write, move or removal of one (`Verdict.changed`)."""
-PATCHED_FILES = f"{GRADER_DIR}/patched.json"
-"""The files the agent's patch changed (absolute paths), for the recorder: a pytest hook defined in one is the
-code under test steering pytest."""
 ONE_COMMIT = ("rm -rf .git && git init -q && git add -A && "
               "git -c user.name=polar -c user.email=polar@localhost commit -q --no-verify -m graded")
 """The repository's history replaced by one commit of the tree as graded (test patch and canaries in it): code under
@@ -129,27 +120,23 @@ _CLEAN_ENV = {"HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp", "PYTHONSAFEPA
 _STEERING_ENV = {"PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONUSERBASE", "BASH_ENV", "ENV", "PATH", "HOME"}
 """Besides every PYTEST_* variable: never taken from an environment's declared variables."""
 PLUGIN_SOURCE = Path(__file__).with_name(f"{VERDICT_PLUGIN}.py").read_text()
-"""The verdict plugin, copied into the grading sandbox; it names WORKDIR and PRISTINE_FILE literally (it runs
-standalone), which `test_swe` checks against these constants."""
+"""The verdict plugin, copied into the grading sandbox; it names WORKDIR literally (it runs standalone), which
+`test_swe` checks against the constant."""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """What polar's verdict plugin recorded: each test's outcome by node id, the tests in which a value that
-    equals anything passed an equality check, and the parts of pytest's and unittest's run protocol that were
-    swapped after the plugin loaded (-> the test running when it saw it). All empty when pytest never finished its
-    session (`found` False)."""
+    """What polar's verdict plugin recorded: each test's outcome by node id, and the tests in which a value that
+    equals anything passed an equality check. Both empty when pytest never finished its session (`found` False)."""
 
     outcomes: dict[str, str]
     forged: dict[str, str]
     found: bool
-    swapped: dict[str, str]
     undeclared_xfail: frozenset[str] = frozenset()
     """Tests recorded XFAIL whose file (and every conftest.py above it, all protected from the patch) never
     mentions xfail or expectedFailure: only the code under test can have made them xfail, so they failed."""
     changed: dict[str, str] = field(default_factory=dict)
-    """Test files (absolute paths) whose bytes were not the ones polar read back before the run when pytest read
-    them, or were written, moved or changed during the run (-> when)."""
+    """Test files (absolute paths) that no longer hold the bytes polar read back before the run (-> when)."""
     placed: dict[str, str] = field(default_factory=dict)
     """The test files as polar read them back before the run (relative path -> text)."""
     interfered: str | None = None
@@ -426,8 +413,6 @@ class SweFamily:
             if ours:
                 await grader.write(f"{GRADER_DIR}/{VERDICT_PLUGIN}.py", PLUGIN_SOURCE)
                 await grader.write(TEST_PATCH_FILE, task.test_patch.rstrip("\n") + "\n")
-                await grader.write(PATCHED_FILES, json.dumps(sorted(
-                    posixpath.join(WORKDIR, path) for path, state in after.items() if before.get(path) != state)))
             script = self.eval_script(task, runtime.environment)
             env = await asyncio.to_thread(self.clean_env, runtime, ours)
             assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
@@ -438,8 +423,6 @@ class SweFamily:
                 await grader.write("/tmp/polar_prepare.sh", prepare)
                 await grader.exec(f"{run} /tmp/polar_prepare.sh > {EVAL_LOG} 2>&1", timeout=EVAL_TIMEOUT_S)
                 pristine = await self._read_tests(task, grader)
-                await grader.write(PRISTINE_FILE, json.dumps({posixpath.join(WORKDIR, path): hashlib.sha256(
-                    data).hexdigest() for path, data in pristine.items()}))
             await grader.write("/tmp/polar_eval.sh", script)
             await grader.mark_processes()
             result = await grader.exec(f"{run} /tmp/polar_eval.sh {f'{RECORD_FD}>&1 >>' if ours else '>'} "
@@ -520,12 +503,11 @@ class SweFamily:
         if run.truncated:
             raise SandboxError(f"the test run's output passed polar's limit of {RECORD_LIMIT >> 20} MiB")
         outcomes, end, interfered = read_record("" if run.timed_out else run.output)
-        forged, swapped, subfailed = ((end or {}).get(key, {}) for key in ("forged", "swapped", "subfailed"))
-        changed = {**changed, **(end or {}).get("changed", {})}
+        forged, subfailed = ((end or {}).get(key, {}) for key in ("forged", "subfailed"))
         if end is None or not all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
-                                  for x in (forged, swapped, changed, subfailed)):
-            return Verdict({}, {}, False, {}, changed=changed, interfered=interfered)
-        return Verdict(outcomes, forged, True, swapped, self._undeclared_xfail(pristine, outcomes), changed,
+                                  for x in (forged, subfailed)):
+            return Verdict({}, {}, False, changed=changed, interfered=interfered)
+        return Verdict(outcomes, forged, True, self._undeclared_xfail(pristine, outcomes), changed,
                        {p: d.decode("utf-8", "replace") for p, d in pristine.items()}, interfered, frozenset(subfailed))
 
     def _undeclared_xfail(self, pristine: dict[str, bytes], outcomes: dict[str, str]) -> frozenset[str]:
@@ -598,9 +580,9 @@ class SweFamily:
     def _decide(self, task: SweTask, environment: RepoEnvironment | None, log: str, timed_out: bool,
                 artefact: dict, verdict: Verdict | None, canaries: CanarySet | None = None) -> Grade:
         """swebench's verdict: the outcomes (polar's `verdict` record when there is one, else the eval log as
-        swebench's parser reads it) compared with FAIL_TO_PASS/PASS_TO_PASS and resolved. A swapped run protocol, a
-        canary that must fail and passed, a graded test passed on a forged equality, or a record and a log that
-        disagree on a graded test, is tampering."""
+        swebench's parser reads it) compared with FAIL_TO_PASS/PASS_TO_PASS and resolved. A canary that must fail and
+        passed, a graded test passed on a forged equality, or a record and a log that disagree on a graded test, is
+        tampering."""
         from swebench.harness.constants import (
             END_TEST_OUTPUT,
             FAIL_TO_PASS,
@@ -649,10 +631,6 @@ class SweFamily:
             if verdict.changed:
                 subverted = (f"the test files pytest ran were not the ones polar placed: {len(verdict.changed)} "
                              f"changed (" + "; ".join(f"{k}, {v}" for k, v in list(verdict.changed.items())[:3]) + ")")
-            if verdict.swapped:
-                subverted = (f"the code under test swapped {len(verdict.swapped)} part(s) of the test framework's run "
-                             f"protocol (" + "; ".join(f"{k}, seen at {v}" for k, v in
-                                                       list(verdict.swapped.items())[:3]) + ")")
             if subverted:
                 return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact, tampered=subverted)
             if forged:
