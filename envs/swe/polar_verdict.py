@@ -57,17 +57,38 @@ def _other_than(value):
     return value + ("\\0" if type(value) is str else b"\\0" if type(value) is bytes else 1)
 
 
+_OWN = {}
+
+
+def _own(code):
+    """Whether `code` is code the tests' own file compiles to (not a code object that only claims its file's name)."""
+    path = code.co_filename if type(code) is type(_own.__code__) else None
+    if path is not None and path in PRISTINE and path not in _OWN:
+        _OWN[path], stack = set(), []
+        try:
+            with open(path, "rb") as f:
+                stack.append(compile(f.read(), path, "exec", dont_inherit=True))
+        except Exception:
+            pass
+        while stack:
+            found = stack.pop()
+            _OWN[path].add((found.co_name, found.co_firstlineno, found.co_code))
+            stack.extend(c for c in found.co_consts if type(c) is type(found))
+    return path in _OWN and (code.co_name, code.co_firstlineno, code.co_code) in _OWN[path]
+
+
 def _forged(a, b, depth=0):
     """Why `a == b` is not to be believed: a side that is no builtin value, nor one whose `__eq__` is code of the
-    tests' own files, also equals what it is not."""
+    tests' own files, also equals what it is not, or is a builtin type's value whose `==` is not that type's."""
     for value, other in ((a, b), (b, a)):
-        # a helper of the tests' own is known by where its __eq__'s code is, not by what its class calls its module
-        code = getattr(getattr(type(value), "__eq__", None), "__code__", None)
-        if type(value) in _SCALARS or type(value) in _CONTAINERS or getattr(code, "co_filename", None) in PRISTINE:
+        if type(value) in _SCALARS or type(value) in _CONTAINERS or _own(getattr(type(value).__eq__, "__code__", 0)):
             continue
+        base = next((t for t in type(value).__mro__ if t in _SCALARS), None)  # not containers: Counter's 0 counts
         try:
             if value == _Unrelated() or type(other) in _SCALARS[:-1] and value == _other_than(other):
                 return "a %s that equals values it is not" % type(value).__qualname__
+            if base is not None and base.__eq__(value, other) is False:
+                return "a %s whose == says yes where its %s value does not" % (type(value).__qualname__, base.__name__)
         except Exception:
             pass
     if depth < 3 and type(a) in (list, tuple) and type(b) in (list, tuple) and len(a) == len(b) < 10000:

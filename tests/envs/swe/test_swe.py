@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tarfile
 from dataclasses import replace
+from pathlib import Path
 
 import gymnasium as gym
 import jsonschema
@@ -423,28 +424,54 @@ def test_the_record_is_what_the_recorder_sent_while_the_session_ran(stream, outc
     assert (problem is None) if interfered is None else (interfered in problem), problem
 
 
+def _recorded(folder: Path, files: dict[str, str], *args: str):
+    """pytest run on `files` with polar's recorder as the eval script loads it (the record on a pipe): its output, and
+    the record as `read_record` reads it."""
+    from polar.envs.swe.family import PLUGIN_SOURCE, read_record
+
+    for name, text in {"polar_verdict.py": PLUGIN_SOURCE, **files}.items():
+        (folder / name).write_text(text)
+    read, write = os.pipe()
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "polar_verdict", "-p", "no:cacheprovider",
+                          *args], cwd=folder, capture_output=True, text=True, pass_fds=(write,),
+                         env={"PATH": os.environ["PATH"], "PYTHONPATH": str(folder), "POLAR_RECORD_FD": str(write),
+                              "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    os.close(write)
+    with os.fdopen(read) as f:
+        return run, *read_record(f.read())
+
+
 def test_a_test_with_a_failed_subtest_failed_once_in_the_record(tmp_path):
     """pytest >= 9 (and pytest-subtests) reports each subtest of a test under the test's own node id, then the test:
     the recorder sends one outcome per test (FAILED when a subtest failed), so an honest run is never read as a
     second outcome; the end names the test, whose own report in the log passed."""
-    from polar.envs.swe.family import PLUGIN_SOURCE, read_record
-
-    (tmp_path / "polar_verdict.py").write_text(PLUGIN_SOURCE)
-    (tmp_path / "test_sub.py").write_text(
+    run, outcomes, end, interfered = _recorded(tmp_path, {"test_sub.py": (
         "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_many(self):\n        for i in range(3):\n"
         "            with self.subTest(i=i):\n                self.assertNotEqual(i, 1)\n\n"
         "    def test_ok(self):\n        for i in range(2):\n            with self.subTest(i=i):\n"
-        "                self.assertTrue(True)\n")
-    read, write = os.pipe()
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "polar_verdict", "-p", "no:cacheprovider",
-                          "test_sub.py"], cwd=tmp_path, capture_output=True, text=True, pass_fds=(write,),
-                         env={"PATH": os.environ["PATH"], "PYTHONPATH": str(tmp_path), "POLAR_RECORD_FD": str(write),
-                              "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    os.close(write)
-    with os.fdopen(read) as f:
-        stream = f.read()
+        "                self.assertTrue(True)\n")}, "test_sub.py")
     assert "subtests passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]  # pytest ran them as subtests
-    outcomes, end, interfered = read_record(stream)
     assert interfered is None and outcomes == {"test_sub.py::T::test_many": "FAILED",
-                                               "test_sub.py::T::test_ok": "PASSED"}, stream
+                                               "test_sub.py::T::test_ok": "PASSED"}, run.stdout[-2000:]
     assert end is not None and set(end["subfailed"]) == {"test_sub.py::T::test_many"}
+
+
+def test_an_equality_is_believed_from_builtin_values_and_the_tests_own_code_only(tmp_path):
+    """The recorder's equality check: an IntEnum, a str subclass and an always-equal helper defined in the test file
+    itself pass as they are; an int subclass whose value is wrong and whose `__eq__` compares with the right one (no
+    mirror catches it: it fails their values), and the same `__eq__` compiled under the test file's name (which the
+    check once took as the tests' own), are forged."""
+    test_file = tmp_path / "test_eq.py"
+    lying = "def __eq__(self, other):\n    return other == 3\n"
+    run, outcomes, end, _ = _recorded(tmp_path, {"lib.py": (
+        f"import enum\n\n\nclass Color(enum.IntEnum):\n    RED = 1\n\n\nclass Name(str):\n    pass\n\n\n"
+        f"class Lying(int):\n    {lying.replace(chr(10), chr(10) + '    ')}\n    __hash__ = int.__hash__\n\n\n"
+        f"_scope = {{}}\nexec(compile({lying!r}, {str(test_file)!r}, 'exec'), _scope)\n\n\n"
+        f"class Claiming(int):\n    __eq__, __hash__ = _scope['__eq__'], int.__hash__\n"), test_file.name: (
+        "from lib import Claiming, Color, Lying, Name\n\n\nclass Anything:\n    def __eq__(self, other):\n"
+        "        return True\n\n\ndef test_enum():\n    assert Color.RED == 1\n\n\ndef test_str():\n"
+        "    assert Name('a') == 'a'\n\n\ndef test_own_helper():\n    assert 5 == Anything()\n\n\n"
+        "def test_lying():\n    assert Lying(2) == 3\n\n\ndef test_claiming():\n    assert Claiming(2) == 3\n")},
+        "-o", "enable_assertion_pass_hook=true", test_file.name)
+    assert set(outcomes.values()) == {"PASSED"} and len(outcomes) == 5, run.stdout[-3000:] + run.stderr[-2000:]
+    assert sorted(end["forged"]) == ["test_eq.py::test_claiming", "test_eq.py::test_lying"], end
