@@ -36,17 +36,10 @@ Every grade, live (`grade`) and on the leaderboard (`regrade`), goes through `gr
    wrapped): a graded test passed on a value, not of the tests' own code, that also equals an unrelated object or a
    different value of the other side's builtin type, or is unequal as the builtin it subclasses, is `tampered`.
 
-What this cannot guarantee: the code under test runs inside pytest's process, so code written to defeat polar in
-memory still can: rewrite pytest's report objects or the recorder's state before it sends them, return an
-always-equal object that tells polar's check apart from the tests (its `__eq__` looks at its caller) or that is an
-instance of an always-equal helper from the tests' own modules, or win through `bool`, `in` or `len` rather than
-`==`. Only an oracle outside that process closes this. The equality check can also be wrong the other way: tests
-that compare against `unittest.mock.ANY` themselves are flagged, and such an instance fails admission. Instances
-that bring their own `eval_script` (official SWE-bench rows, in their official image) keep it, under the clean
-environment and the patch filter, but without the verdict record: their log alone decides, so forged log lines from
-the repository's code are not caught there, and their Python may predate PYTHONSAFEPATH (or, on 3.11+, their tests
-may have relied on the working directory being on sys.path). A grading run that breaks (no log markers, a sandbox
-error) is a `Grade(error=...)`: the episode's status becomes `verifier_error` and the log is kept.
+What stays open (code that defeats polar in memory, rows that bring their own `eval_script` and keep it without the
+record) is in envs/swe/README.md, the threat model. A grading run that breaks before the tests start (no start
+marker, a sandbox error) is a `Grade(error=...)`, the episode's status `verifier_error`; once the code under test
+ran under polar's record, what breaks (the sandbox, the script, the log, the record) is the patch's outcome.
 """
 
 from __future__ import annotations
@@ -425,9 +418,19 @@ class SweFamily:
                 pristine = await self._read_tests(task, grader)
             await grader.write("/tmp/polar_eval.sh", script)
             await grader.mark_processes()
-            result = await grader.exec(f"{run} /tmp/polar_eval.sh {f'{RECORD_FD}>&1 >>' if ours else '>'} "
-                                       f"{EVAL_LOG} 2>&1", timeout=EVAL_TIMEOUT_S)
-            await grader.reset_processes()  # nothing the tests left running writes into polar's later reads
+            try:
+                result = await grader.exec(f"{run} /tmp/polar_eval.sh {f'{RECORD_FD}>&1 >>' if ours else '>'} "
+                                           f"{EVAL_LOG} 2>&1", timeout=EVAL_TIMEOUT_S)
+                await grader.reset_processes()  # nothing the tests left running writes into polar's later reads
+            except SandboxError as e:  # with polar's record, the code under test ran: what it broke is its outcome
+                if not ours:
+                    raise
+                return Grade(self.reward.zeros(), f"{log}\n>>>>> polar: the grading sandbox broke while the tests ran "
+                             f"({e}); polar's record never ended: no test passed\n"[-LOG_LIMIT:], artefact)
+            part = 16 << 20  # a log past twice this was flooded: polar reads its head (the start marker) and tail
+            await grader.exec(f"f={EVAL_LOG}; n=$(stat -c %s $f); [ $n -le {2 * part} ] || {{ {{ head -c {part} $f; "
+                              f"echo; echo polar cut $((n - {2 * part})) bytes; tail -c {part} $f; }} > $f.cut && "
+                              f"mv $f.cut $f; }}", timeout=120)
             output = (await grader.read(EVAL_LOG)).decode("utf-8", "replace")
             record = await self._verdict(grader, pristine, result) if ours else None
         except (SandboxError, TaskFormatError, OSError) as e:
@@ -500,9 +503,9 @@ class SweFamily:
         polar read back before the run (`pristine`)."""
         after = await self._read_tests(None, grader, list(pristine)) if pristine else {}
         changed = {f"{WORKDIR}/{path}": "after the run" for path in pristine if after.get(path) != pristine[path]}
-        if run.truncated:
-            raise SandboxError(f"the test run's output passed polar's limit of {RECORD_LIMIT >> 20} MiB")
         outcomes, end, interfered = read_record("" if run.timed_out else run.output)
+        if run.truncated:  # a line per test never comes near it
+            interfered = f"polar's record passed its limit of {RECORD_LIMIT >> 20} MiB: something flooded it"
         forged, subfailed = ((end or {}).get(key, {}) for key in ("forged", "subfailed"))
         if end is None or not all(isinstance(x, dict) and all(isinstance(v, str) for v in x.values())
                                   for x in (forged, subfailed)):
@@ -604,7 +607,7 @@ class SweFamily:
         spec = self.test_spec(task, environment)
         if timed_out:
             log += f"\n{TESTS_TIMEOUT}: the tests ran past {EVAL_TIMEOUT_S:g}s\n"
-        elif START_TEST_OUTPUT not in log or END_TEST_OUTPUT not in log:
+        elif START_TEST_OUTPUT not in log or END_TEST_OUTPUT not in log and verdict is None:  # else: the record
             return Grade(self.reward.zeros(), log[-LOG_LIMIT:], artefact,
                          error="the eval script printed no test-output markers: it broke before or while running "
                                "the tests")

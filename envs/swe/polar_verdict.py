@@ -97,11 +97,7 @@ def _forged(a, b, depth=0):
         pairs = ((a[k], b[k]) for k in a if k in b)
     else:
         return None
-    for x, y in pairs:
-        found = _forged(x, y, depth + 1)
-        if found:
-            return found
-    return None
+    return next((found for found in (_forged(x, y, depth + 1) for x, y in pairs) if found), None)
 
 
 def _check(a, b):
