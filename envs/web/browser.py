@@ -29,6 +29,9 @@ CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-dev-shm-usage")
 ACTION_TIMEOUT_S = 10.0
 """How long one action (a navigation, a click) may take before it gives an error observation."""
+START_TIMEOUT_S = 30.0
+"""The least time the start page may take to load as the browser starts: a start that fails ends the episode, so it
+is not held to one action's timeout (a 1 s action timeout failed starts on a loaded machine)."""
 SNAPSHOT_CHARS = 12_000
 VIEWPORT = {"width": 1024, "height": 768}
 
@@ -92,7 +95,11 @@ class BrowserSession:
                    action_timeout_s: float = ACTION_TIMEOUT_S) -> BrowserSession:
         """`start`, then wait until the page is open."""
         session = cls.start(start_url, browser=browser, action_timeout_s=action_timeout_s)
-        await session.ready()
+        try:
+            await session.ready()
+        except BaseException:  # a start that failed after Chromium launched leaves nothing running
+            await session.aclose()
+            raise
         return session
 
     async def ready(self) -> None:
@@ -114,7 +121,7 @@ class BrowserSession:
         self._context = await browser.new_context(viewport=VIEWPORT)
         self._context.set_default_timeout(self.action_timeout_s * 1000)
         await self._context.route("**/*", self._only_own_origin)
-        await self._new_page()
+        await self._new_page(max(self.action_timeout_s, START_TIMEOUT_S))
 
     async def _only_own_origin(self, route: Any) -> None:
         if _origin(route.request.url) == self.origin:
@@ -122,11 +129,11 @@ class BrowserSession:
         else:
             await route.abort("blockedbyclient")
 
-    async def _new_page(self) -> None:
+    async def _new_page(self, timeout_s: float | None = None) -> None:
         self.page = await self._context.new_page()
         self._crashed = False
         self.page.on("crash", lambda _page: setattr(self, "_crashed", True))
-        await self.page.goto(self.start_url, wait_until="load")
+        await self.page.goto(self.start_url, wait_until="load", timeout=(timeout_s or self.action_timeout_s) * 1000)
 
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolOutput:
         """Run one tool; every failure of the call (a bad ref, a hung page, a crash) is an error observation, not

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 
+import pytest
 from aiohttp import web
 from support.browsers import browsers_of
 
@@ -151,6 +152,28 @@ def test_closing_stops_the_browser(chromium):
             await asyncio.sleep(0.1)
         assert _alive(processes) == []
     with_browser(body)
+
+
+def test_a_start_that_fails_leaves_no_browser_running(chromium):
+    """A start page that cannot load is a SandboxError, and the Chromium launched for it is closed: a failed start
+    once left it running, and the worker's later tests found its processes."""
+    import socket
+
+    from polar.errors import SandboxError
+
+    with socket.socket() as closed:  # a port nothing listens on once this block ends
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+    before = set(browsers_of(os.getpid()))
+
+    async def main():
+        with pytest.raises(SandboxError, match="the browser did not start"):
+            await BrowserSession.open(url)
+    asyncio.run(main())
+    deadline = time.monotonic() + 10
+    while set(browsers_of(os.getpid())) - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert set(browsers_of(os.getpid())) - before == set()
 
 
 def test_no_browser_outlives_a_killed_episode(chromium, tmp_path):
