@@ -63,7 +63,7 @@ _OWN = {}
 def _own(code):
     """Whether `code` is code the tests' own file compiles to (not a code object that only claims its file's name)."""
     path = code.co_filename if type(code) is type(_own.__code__) else None
-    if path is not None and path in PRISTINE and path not in _OWN:
+    if path in PRISTINE and path not in _OWN:
         _OWN[path], stack = set(), []
         try:
             with open(path, "rb") as f:
@@ -133,7 +133,7 @@ def pytest_load_initial_conftests(early_config):
 
 def pytest_collection_modifyitems(session, config, items):
     PRISTINE.update(str(item.fspath) for item in items)
-    PRISTINE.update(getattr(p, "__file__", None) for p in config.pluginmanager.get_plugins())
+    PRISTINE.update(f for f in (getattr(p, "__file__", None) for p in config.pluginmanager.get_plugins()) if f)
 
 
 def pytest_runtest_logstart(nodeid, location):
