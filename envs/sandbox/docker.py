@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from polar.envs.sandbox.disk import cap_subvolume, lift, release, warn_uncapped
+from polar.envs.sandbox.disk import cap_subvolume, hollow, lift, release, warn_uncapped
 from polar.envs.sandbox.dockerfile.build import describe_bases, image_bases, image_for_dockerfile
 from polar.envs.sandbox.images import build_base_image
 from polar.envs.sandbox.shell import (
@@ -74,9 +74,33 @@ REMOVE_TRIES = 4
 for the killed container's exit, or meet the removal another caller started, and succeed a moment later."""
 
 
-def _remove(client: Any, container_id: str) -> None:
+def _hollow_layers(client: Any, data_root: Path, container_id: str) -> None:
+    """Kill the container, then empty its two btrfs layers (its writable one and the init one under it) before
+    dockerd removes them: dockerd's btrfs driver looks at every file of a layer for a nested subvolume before it
+    deletes it, 0.3 s a layer of polar's base image (and more of a task's), where the kernel drops one whole
+    (`disk.hollow`). A layer the kernel keeps, and a container still running, are left to dockerd as they are."""
     import docker
 
+    with contextlib.suppress(docker.errors.APIError):  # not running (or gone): nothing to kill
+        client.api.kill(container_id)
+    try:
+        if client.api.inspect_container(container_id)["State"]["Running"]:
+            return
+    except docker.errors.APIError:
+        return
+    records = data_root / "image" / "btrfs" / "layerdb" / "mounts" / container_id
+    for record in ("mount-id", "init-id"):
+        with contextlib.suppress(OSError):
+            hollow(data_root / "btrfs" / "subvolumes" / (records / record).read_text().strip())
+
+
+def _remove(client: Any, container_id: str, btrfs_root: Path | None = None) -> None:
+    """Remove the container and its layers; `btrfs_root`: dockerd's data root, where it keeps layers as btrfs
+    subvolumes (`_hollow_layers`)."""
+    import docker
+
+    if btrfs_root is not None:
+        _hollow_layers(client, btrfs_root, container_id)
     for attempt in range(REMOVE_TRIES):
         try:
             client.api.remove_container(container_id, force=True, v=True)
@@ -197,13 +221,15 @@ class DockerSandbox(ShellSandbox):
 
     def __init__(self, spec: SandboxSpec, session: ShellSession, client: Any, container_id: str,
                  disk_group: tuple[Path, int] | None = None, image: str = "", user: str = "",
-                 bases: dict[str, str] | None = None, owner: str | None = None):
+                 bases: dict[str, str] | None = None, owner: str | None = None, btrfs_root: Path | None = None):
         super().__init__(spec, session)
         self.client, self.container_id, self.disk_group = client, container_id, disk_group
         self.image, self.user, self.bases = image, user, bases or {}
         """The image the container runs, its `USER` (empty for root), and {base as written: image used}."""
         self.owner = owner
         """`uid:gid` of a USER that is not root (what polar's set-up hands its directories to), else None."""
+        self.btrfs_root = btrfs_root
+        """dockerd's data root where it keeps layers as btrfs subvolumes (`_remove` empties them first), else None."""
         self.sealed_root: Path | None = None
         """The host folder that holds the sealed dirs' folders (`sealed`), removed with the container."""
 
@@ -234,7 +260,7 @@ class DockerSandbox(ShellSandbox):
         if self.stopped:
             return
         await super().stop()
-        await asyncio.to_thread(_remove, self.client, self.container_id)
+        await asyncio.to_thread(_remove, self.client, self.container_id, self.btrfs_root)
         if self.disk_group is not None:
             release(*self.disk_group)
         _remove_sealed(self.sealed_root)
@@ -259,6 +285,7 @@ class DockerBackend:
         self.base_image: str | None = None
         info = self.client.info()
         self.driver, self.data_root = info.get("Driver", "?"), Path(info.get("DockerRootDir", "/var/lib/docker"))
+        self.btrfs_root = self.data_root if self.driver == "btrfs" else None
         reap_orphans(self.client)
 
     def _cap_layer(self, container_id: str, disk_mb: int) -> tuple[Path, int] | None:
@@ -297,7 +324,7 @@ class DockerBackend:
         try:
             container.start()
         except docker.errors.APIError as e:
-            _remove(self.client, container.id)
+            _remove(self.client, container.id, self.btrfs_root)
             if disk_group is not None:
                 release(*disk_group)
             raise SandboxError(f"could not start the sandbox container: {e}") from e
@@ -338,13 +365,13 @@ class DockerBackend:
                     raise SandboxError(f"the image {image}'s USER {user!r} has no uid and gid in it: {owner[-500:]}")
         except BaseException:
             await session.close()
-            await asyncio.to_thread(_remove, self.client, container_id)
+            await asyncio.to_thread(_remove, self.client, container_id, self.btrfs_root)
             if disk_group is not None:
                 release(*disk_group)
             _remove_sealed(sealed_root)
             raise
         sandbox = DockerSandbox(spec, session, self.client, container_id, disk_group, image=image, user=user,
-                                bases=image_bases(attrs), owner=owner)
+                                bases=image_bases(attrs), owner=owner, btrfs_root=self.btrfs_root)
         sandbox.sealed, sandbox.sealed_root = sealed, sealed_root
         await sandbox.mark_processes()
         return sandbox

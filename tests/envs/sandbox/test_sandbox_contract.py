@@ -13,6 +13,7 @@ import socket
 import time
 
 import pytest
+from support import NESTED_SUBVOLUME
 
 from polar.envs.sandbox import make_backend
 from polar.envs.sandbox.disk import volume
@@ -176,12 +177,6 @@ def capped(backend):
         driver = make_backend("docker").driver
         _require(driver == "btrfs", f"the Docker engine stores containers on {driver}: run `bash scripts/docker.sh`")
     return backend
-
-
-NESTED_SUBVOLUME = ("python3 -c 'import fcntl, os, struct; fcntl.ioctl(os.open(\".\", os.O_RDONLY), 0x5000940E, "
-                    "bytearray(struct.pack(\"q4088s\", 0, b\"nest\")))'")
-"""`btrfs subvolume create nest` without btrfs-progs: a subvolume has a quota group of its own, unless it joins its
-parent's, as polar's simple quotas make it."""
 
 
 def test_the_disk_cap_fails_writes_past_it_and_spares_the_hosts_disk(capped):
