@@ -299,6 +299,7 @@ def test_check_env_passes_with_the_builtin_harness(bwrap):
         env.close()
 
 
+@pytest.mark.slow  # a sweep over every bundled task (95 s of the fast subset's 12 minutes, loaded)
 @pytest.mark.parametrize("sandbox", ["local", "docker"])
 def test_the_oracle_solves_the_bundled_tasks_through_gym_make(request, bwrap, sandbox):
     """Every task in the local sandbox; in docker, whose admission above runs every task's solution, two."""
