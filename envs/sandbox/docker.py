@@ -74,6 +74,13 @@ REMOVE_TRIES = 4
 for the killed container's exit, or meet the removal another caller started, and succeed a moment later."""
 
 
+def layer_path(data_root: Path, container_id: str, record: str = "mount-id") -> Path:
+    """The btrfs subvolume of one of a container's layers, as dockerd records it under its data root: `mount-id` the
+    writable layer, `init-id` the init layer under it. `OSError` when dockerd has no such record."""
+    mount = (data_root / "image" / "btrfs" / "layerdb" / "mounts" / container_id / record).read_text().strip()
+    return data_root / "btrfs" / "subvolumes" / mount
+
+
 def _hollow_layers(client: Any, data_root: Path, container_id: str) -> None:
     """Kill the container, then empty its two btrfs layers (its writable one and the init one under it) before
     dockerd removes them: dockerd's btrfs driver looks at every file of a layer for a nested subvolume before it
@@ -88,10 +95,9 @@ def _hollow_layers(client: Any, data_root: Path, container_id: str) -> None:
             return
     except docker.errors.APIError:
         return
-    records = data_root / "image" / "btrfs" / "layerdb" / "mounts" / container_id
     for record in ("mount-id", "init-id"):
         with contextlib.suppress(OSError):
-            hollow(data_root / "btrfs" / "subvolumes" / (records / record).read_text().strip())
+            hollow(layer_path(data_root, container_id, record))
 
 
 def _remove(client: Any, container_id: str, btrfs_root: Path | None = None) -> None:
@@ -112,9 +118,7 @@ def _remove(client: Any, container_id: str, btrfs_root: Path | None = None) -> N
         # a layer at its disk cap cannot pay for deleting a subvolume the agent nested in it: the container is dead
         # by now (`force` killed it first), so lift the cap before the next try
         with contextlib.suppress(OSError):
-            root = Path(client.info()["DockerRootDir"])
-            layer = (root / "image/btrfs/layerdb/mounts" / container_id / "mount-id").read_text().strip()
-            lift(root / "btrfs/subvolumes" / layer)
+            lift(layer_path(btrfs_root or Path(client.info()["DockerRootDir"]), container_id))
         if attempt + 1 < REMOVE_TRIES:
             time.sleep(0.5 * 2 ** attempt)
     raise SandboxError(f"could not remove the sandbox container {container_id[:12]} after {REMOVE_TRIES} tries; "
@@ -295,9 +299,7 @@ class DockerBackend:
                           "restarts it with its data on polar's volume")
             return None
         try:
-            mounts = self.data_root / "image" / "btrfs" / "layerdb" / "mounts"
-            layer = (mounts / container_id / "mount-id").read_text().strip()
-            return self.data_root, cap_subvolume(self.data_root / "btrfs" / "subvolumes" / layer, disk_mb << 20)
+            return self.data_root, cap_subvolume(layer_path(self.data_root, container_id), disk_mb << 20)
         except OSError as e:
             warn_uncapped(f"cannot cap the Docker engine's btrfs layers in {self.data_root} ({e})")
             return None

@@ -146,9 +146,8 @@ def test_stop_has_the_kernel_drop_the_layers_before_dockerd_walks_them(image, do
 
     async def body():
         sandbox = await backend.start(SandboxSpec(workdir="/srv"))
-        records = backend.data_root / "image" / "btrfs" / "layerdb" / "mounts" / sandbox.container_id
-        layers = [backend.data_root / "btrfs" / "subvolumes" / (records / r).read_text().strip()
-                  for r in ("mount-id", "init-id")]
+        layers = [docker_sandbox.layer_path(backend.data_root, sandbox.container_id, record)
+                  for record in ("mount-id", "init-id")]
         if nested:
             assert (await sandbox.exec(f"{NESTED_SUBVOLUME} && touch nest/file && echo ok")).output == "ok\n"
         sandbox.client = WatchedEngine(sandbox.client, layers[0])
