@@ -28,6 +28,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from polar.errors import SandboxError
@@ -162,6 +163,23 @@ async def kill_processes(processes: Callable[[], dict[int, int]], keep: frozense
         await asyncio.sleep(0.02 if all_stopped else 0.005)
 
 
+@dataclass
+class _Reading:
+    """One command's output as it is read: kept apart from the read itself so that the read of a cancelled command
+    can go on in the background from where it stopped (an end marker may be half read)."""
+
+    proc: asyncio.subprocess.Process
+    marker: bytes
+    since: int  # when the command began, in boot ticks: what it started is what began later
+    started: float
+    limit: int
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    timed_out: bool = False
+    truncated: bool = False
+    stopped: bool = False
+
+
 class ShellSession:
     """Runs commands one at a time through the driver started by `argv`."""
 
@@ -176,8 +194,7 @@ class ShellSession:
         self._lock = asyncio.Lock()
         self._counter = 0
         self._infra: set[int] = set()
-        self._since: int | None = None  # when the running command began, in boot ticks
-        self._running: asyncio.Task | None = None
+        self._draining: asyncio.Task | None = None  # a cancelled command's output being read to its end
 
     async def start(self) -> None:
         try:
@@ -194,22 +211,16 @@ class ShellSession:
         self._infra = set(descendants(self.proc.pid))  # the driver and any wrapper between: never a command's
 
     async def run(self, command: str, timeout: float | None = None, output_limit: int | None = None) -> ExecResult:
-        """Run one command. If the caller is cancelled, the command is killed and the protocol read to its
-        end in the background, so the next command starts cleanly."""
+        """Run one command, in the caller's task (no task or shield of its own: a round trip is a pipe write and a
+        pipe read). If the caller is cancelled, the command is killed and the protocol read to its end in the
+        background, which the next command waits for, so it starts cleanly."""
         if "\0" in command:  # bash drops NUL bytes, so the driver would wait for bytes that never come
             return ExecResult("[polar: the command contains a NUL byte, which no shell command can hold; nothing ran. "
                               "Write binary data with printf escapes or base64 instead]", 2)
-        task = asyncio.ensure_future(self._run_locked(command, timeout, output_limit))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if self._running is task and self._since is not None:
-                self._stop_command(self._since)
-            raise
-
-    async def _run_locked(self, command: str, timeout: float | None, output_limit: int | None) -> ExecResult:
         async with self._lock:
-            self._running = asyncio.current_task()
+            if self._draining is not None:  # forgotten only once it ended: this wait may be cancelled too
+                await asyncio.wait([self._draining])  # it ends by itself, within the grace period
+                self._draining = None
             note = ""
             if self.proc is None or self.proc.returncode is not None:
                 await self._restart()
@@ -226,24 +237,40 @@ class ShellSession:
         await self.start()
 
     async def _run(self, command: str, timeout: float, output_limit: int | None = None) -> ExecResult:
-        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
-        limit = output_limit or self.output_limit
+        assert self.proc is not None and self.proc.stdin is not None
         self._counter += 1
         nonce = f"{secrets.token_hex(6)}{self._counter}".encode()
-        marker = b"\x1e" + nonce + b" "
         body = command.encode("utf-8", errors="surrogateescape")
         started, since = time.monotonic(), boot_ticks()
-        self._since = since
+        reading = _Reading(self.proc, b"\x1e" + nonce + b" ", since, started, output_limit or self.output_limit)
         try:
-            self.proc.stdin.write(nonce + b" %d\n" % len(body) + body)
-            await self.proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            return ExecResult("[polar: the sandbox shell is gone]", -1, duration_s=0.0)
+            try:
+                self.proc.stdin.write(nonce + b" %d\n" % len(body) + body)  # whole in the pipe's buffer, even if
+                await self.proc.stdin.drain()  # the wait for it to leave is cancelled
+            except (BrokenPipeError, ConnectionResetError):
+                return ExecResult("[polar: the sandbox shell is gone]", -1, duration_s=0.0)
+            return await self._read(reading, timeout)
+        except asyncio.CancelledError:
+            self._stop_command(since)
+            reading.stopped = True
+            self._draining = asyncio.ensure_future(self._drain(reading))
+            raise
 
+    async def _drain(self, reading: _Reading) -> None:
+        """Read a cancelled command's output to its end marker, or restart the shell after the grace period."""
+        try:
+            await self._read(reading, _GRACE_S)
+        except Exception:  # noqa: BLE001 - a shell that broke meanwhile: the next command finds it gone and restarts it
+            await self._kill_shell()
+
+    async def _read(self, reading: _Reading, timeout: float) -> ExecResult:
+        """Read until the end marker; stop the command at its timeout or output limit, and restart the shell if
+        it does not stop within the grace period."""
+        proc, marker, limit, since = reading.proc, reading.marker, reading.limit, reading.since
+        assert proc.stdout is not None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        head, tail = bytearray(), bytearray()
-        timed_out = truncated = stopped = False
+        head, tail = reading.head, reading.tail
         exit_code: int | None = None
         while True:
             idx = tail.find(marker)
@@ -257,31 +284,32 @@ class ShellSession:
                 del tail[:-keep]
             if len(head) > limit:
                 del head[limit:]
-                if not truncated:
-                    truncated = True
+                if not reading.truncated:
+                    reading.truncated = True
                     self._stop_command(since)
                     deadline = min(deadline, loop.time() + _GRACE_S)
             try:
-                chunk = await asyncio.wait_for(self.proc.stdout.read(1 << 16), max(deadline - loop.time(), 0))
+                async with asyncio.timeout_at(deadline):  # no task per read, unlike wait_for
+                    chunk = await proc.stdout.read(1 << 16)
             except TimeoutError:
-                if stopped or timed_out or truncated:
+                if reading.stopped or reading.timed_out or reading.truncated:
                     await self._kill_shell()
                     head += tail
                     return self._result(head, limit, "[polar: the command did not stop; the shell was restarted: "
                                         "its working directory, variables and background processes are gone]",
-                                        -9, timed_out, truncated, started)
-                timed_out = stopped = True
+                                        -9, reading.timed_out, reading.truncated, reading.started)
+                reading.timed_out = reading.stopped = True
                 self._stop_command(since)
                 deadline = loop.time() + _GRACE_S
                 continue
             if not chunk:  # the shell exited (`exit`, `exec`, a crash)
-                code = await self.proc.wait()
+                code = await proc.wait()
                 head += tail
                 return self._result(head, limit, "[polar: the shell exited; the next command starts a new one]",
-                                    code, timed_out, truncated, started)
+                                    code, reading.timed_out, reading.truncated, reading.started)
             tail += chunk
-        note = f"[polar: command timed out after {timeout:g}s and was killed]" if timed_out else ""
-        return self._result(head, limit, note, exit_code, timed_out, truncated, started)
+        note = f"[polar: command timed out after {timeout:g}s and was killed]" if reading.timed_out else ""
+        return self._result(head, limit, note, exit_code, reading.timed_out, reading.truncated, reading.started)
 
     def _result(self, out: bytearray, limit: int, note: str, code: int, timed_out: bool, truncated: bool,
                 started: float) -> ExecResult:
@@ -358,13 +386,22 @@ class ShellSession:
         except TimeoutError:
             kill_quietly(self.proc.pid)
             await self.proc.wait()
+        await self._drained()
         self.proc = None
 
     async def close(self) -> None:
         if self.proc is None:
             return
         await self._kill_shell()
+        await self._drained()
         self.proc = None
+
+    async def _drained(self) -> None:
+        """Once the shell is gone, the read of a cancelled command's output ends at its EOF: wait for it, so that
+        no task outlives the session."""
+        if self._draining is not None:
+            await asyncio.wait([self._draining], timeout=_GRACE_S)
+            self._draining = None
 
 
 # --- the sandbox on top of a session ---------------------------------------------------------------------

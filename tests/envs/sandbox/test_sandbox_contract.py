@@ -7,6 +7,7 @@ the host, docker's reaper and mounts) stays in test_sandbox.py and test_docker_s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -111,6 +112,35 @@ def test_fork_bomb_and_memory_hog_are_contained(backend):
         probe = await asyncio.create_subprocess_exec("true")  # the host stays responsive
         assert await asyncio.wait_for(probe.wait(), 5) == 0
     run(with_sandbox(backend, body, SandboxSpec(memory_mb=256, max_processes=64)))
+
+
+def test_a_cancelled_command_is_killed_and_the_next_starts_cleanly(backend):
+    """The caller gives up (a wait_for, a cancelled episode): the command's processes die, its output never reaches
+    the next command, and the shell, its state included, is kept. Also while the end marker is half read."""
+    async def body(s):
+        await s.exec("export KEPT=1")
+        for command in ("echo before; sleep 100", "printf 'x%.0s' $(seq 50000); sleep 100"):
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(s.exec(command), 1.0)
+            started = time.monotonic()
+            after = await s.exec("echo next $KEPT")
+            assert (after.output, after.exit_code) == ("next 1\n", 0)
+            assert time.monotonic() - started < 10
+            assert "sleep 100" not in (await s.exec("ps -eo args")).output
+        # cancelled just as the end marker arrives: the next command still reads its own output
+        for delay in (0.0, 0.001, 0.003, 0.01):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(s.exec("echo late"), delay)
+            assert (await s.exec("echo own")).output == "own\n"
+        # a loop in the shell itself outlives the kill: the shell is restarted after the grace period, and a command
+        # cancelled while it waits for that does not let the next one read beside it
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(s.exec("while :; do :; done"), 0.5)
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(s.exec("echo cancelled while waiting"), 0.5)
+        after = await s.exec("echo next")
+        assert after.exit_code == 0 and after.output.endswith("next\n") and "waiting" not in after.output, after
+    run(with_sandbox(backend, body))
 
 
 def test_stop_leaves_no_process_and_is_safe_twice(backend):
