@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import hashlib
 import json
 import posixpath
@@ -248,6 +249,20 @@ def _task_processes(sandbox: Sandbox) -> dict[tuple[int, int], tuple[int, list[s
         if pid not in own and inside.isdigit():
             found[(pid, start)] = (int(inside), args)
     return found
+
+
+async def _copy_tests(sandbox: Sandbox, tests: dict[str, bytes]) -> str | None:
+    """Put `tests` in /tests through the sandbox's shell, as the user test.sh runs as, each executable as a sealed
+    dir's are; what went wrong, if anything."""
+    if (made := await _as_root(sandbox, f"mkdir -p {TESTS_DIR}", TESTS_DIR)).exit_code != 0:
+        return f"could not make {TESTS_DIR}: {made.output[-2000:]}"
+    try:
+        for name, data in tests.items():
+            await sandbox.write(f"{TESTS_DIR}/{name}", data)
+    except SandboxError as e:
+        return f"could not copy the tests to {TESTS_DIR}: {e}"
+    done = await sandbox.exec(f"chmod -R a+rx {TESTS_DIR}", timeout=60)
+    return None if done.exit_code == 0 else f"could not make the tests executable: {done.output[-2000:]}"
 
 
 async def _as_root(sandbox: Sandbox, command: str, dirs: str) -> ExecResult:
@@ -501,20 +516,26 @@ class TerminalFamily:
 
     async def _fresh_run(self, task: HarborTask, changes: Changes, backend: SandboxBackend,
                          tests: dict[str, bytes]) -> Grade:
-        """`tests` run in a fresh sandbox holding the artefact (`_replayed`)."""
+        """`tests` run in a fresh sandbox holding the artefact (`_replayed`), from a copy in /tests that test.sh may
+        write beside, as Harbor's may: a rewrite by the code the tests run shows in the canary run, which the
+        read-only bind of the single run stands in for, and nothing is read back from the copy."""
         try:
-            async with self._replayed(task, changes, backend) as (sandbox, setup):
+            async with self._replayed(task, changes, backend, writable_tests=True) as (sandbox, setup):
                 return await self._run_tests(task, sandbox, setup, _planted_venv(task, changes), tests)
         except ValueError as e:
             return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
 
     @contextlib.asynccontextmanager
-    async def _replayed(self, task: HarborTask, changes: Changes, backend: SandboxBackend,
-                        measured: bool = False) -> AsyncIterator[tuple[Sandbox, _Setup]]:
+    async def _replayed(self, task: HarborTask, changes: Changes, backend: SandboxBackend, measured: bool = False,
+                        writable_tests: bool = False) -> AsyncIterator[tuple[Sandbox, _Setup]]:
         """A fresh sandbox of the task, set up, with the task's processes the agent ended ended, the artefact put back
         and nothing it started alive: the final state, stopped on exit; `measured`: with a baseline taken before the
-        artefact went in (a re-grade measures the changes again). `ValueError` when the artefact cannot be put back."""
-        sandbox = await backend.start(self.sandbox_spec(task, backend.name))
+        artefact went in (a re-grade measures the changes again); `writable_tests`: /tests an ordinary folder, not
+        sealed. `ValueError` when the artefact cannot be put back."""
+        spec = self.sandbox_spec(task, backend.name)
+        if writable_tests:
+            spec = dataclasses.replace(spec, sealed_dirs=(), writable_dirs=(*spec.writable_dirs, TESTS_DIR))
+        sandbox = await backend.start(spec)
         try:
             setup = await self._prepare(task, sandbox, measured)
             await sandbox.mark_processes()
@@ -574,8 +595,13 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), cleared.output,
                          error=f"task {task.id}: could not empty {VERIFIER_DIR} for the tests")
         made = await _verifier_dir_owner(sandbox)
-        await sandbox.fill_sealed(TESTS_DIR, task.tests if tests is None else tests)
-        if not (isinstance(sandbox, DockerSandbox) and sandbox.owner):  # test.sh runs as the owner of /tests
+        if TESTS_DIR not in sandbox.spec.sealed_dirs:  # a run on a copy of the final state (`_two_runs`)
+            if problem := await _copy_tests(sandbox, task.tests if tests is None else tests):
+                return Grade(self.reward.zeros(), problem, error=f"task {task.id}: {problem}")
+        else:
+            await sandbox.fill_sealed(TESTS_DIR, task.tests if tests is None else tests)
+        if TESTS_DIR in sandbox.spec.sealed_dirs and not (isinstance(sandbox, DockerSandbox) and sandbox.owner):
+            # test.sh runs as the owner of /tests
             for args in sealed_chmods(script, TESTS_DIR):  # its chmod inside fails: the bind is read-only
                 if complaint := await sandbox.chmod_sealed(TESTS_DIR, args):
                     warnings.warn(f"task {task.id}: test.sh's chmod {' '.join(args)}: {complaint}", stacklevel=2)

@@ -8,19 +8,13 @@ nothing scores 0.
 """
 
 import pytest
-from support.harbor_tasks import episode, make_task
+from support.harbor_tasks import CALLS_EVERY_TEST, episode, make_task
 
 from polar.policies import OraclePolicy
 
-CHECKS = ("import subprocess, sys\n\n\ndef test_the_work_is_done():\n"
+CHECKS = ("import subprocess\n\n\ndef test_the_work_is_done():\n"
           "    done = subprocess.run(['bash', '-c', CHECK], cwd='/app', capture_output=True, text=True)\n"
-          "    assert done.returncode == 0, done.stdout + done.stderr\n\n\n"
-          "if __name__ == '__main__':\n    failed = 0\n"
-          "    for name, check in list(globals().items()):\n"
-          "        if name.startswith('test_') and callable(check):\n"
-          "            try:\n                check()\n            except Exception as e:\n"
-          "                failed += 1\n                print('FAIL', name, e)\n"
-          "    sys.exit(1 if failed else 0)\n")
+          "    assert done.returncode == 0, done.stdout + done.stderr\n" + CALLS_EVERY_TEST)
 SITE = "/usr/local/lib/python3.11/dist-packages"
 
 # name: (sandboxes, more Dockerfile, what test.sh runs first from /app, the honest solution, the check)
@@ -55,6 +49,9 @@ HONEST = {
         ("docker",), "", "", "echo '10.0.0.5 db.internal' >> /etc/hosts && mkdir -p /etc/cron.d && "
         "echo '0 * * * * root /app/rotate.sh' > /etc/cron.d/rotate",
         "grep -q db.internal /etc/hosts && grep -q rotate.sh /etc/cron.d/rotate"),
+    "a test.sh that writes beside its own files": (
+        ("local", "docker"), "", "echo 42 > /tests/expected.txt && chmod 600 /tests/expected.txt\n",
+        "echo 42 > /app/answer.txt", "[ \"$(cat /app/answer.txt)\" = \"$(cat /tests/expected.txt)\" ]"),
 }
 CASES = [pytest.param(name, sandbox, id=f"{sandbox}: {name}",
                       marks=[pytest.mark.slow] if sandbox == "docker" else [])

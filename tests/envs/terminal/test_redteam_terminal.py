@@ -13,8 +13,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from support.harbor_tasks import CALLS_EVERY_TEST, episode, make_task
 from support.harbor_tasks import SUBMIT as SUBMIT_ONLY
-from support.harbor_tasks import episode, make_task
 
 from polar.envs.registration import register_envs
 from polar.envs.sandbox import make_backend
@@ -634,6 +634,33 @@ def test_what_the_tests_run_cannot_rewrite_the_tests(request, bwrap, tmp_path, s
                                                       "&& ! touch /tests/x 2>/dev/null"))
     assert (trace.status, trace.reward) == ("completed", 0.0), (trace.error, trace.verifier_log[-2000:])
     assert "Read-only file system" in trace.verifier_log, trace.verifier_log[-2000:]
+
+
+CHECKS_AFTER_AGENT_CODE = ("mkdir -p /logs/verifier\ncd /app\npython3 /app/answer.py > /dev/null\n"
+                           "if python3 /tests/test_outputs.py; then r=1; else r=0; fi\n"
+                           "echo $r > /logs/verifier/reward.txt\n")
+"""A test.sh that runs the agent's program, then a check script whose main block calls every `test_*` (a canary's
+place)."""
+CHECK_SCRIPT = ("import subprocess\n\n\ndef test_answer():\n"
+                "    out = subprocess.run(['python3', '/app/answer.py'], capture_output=True, text=True)\n"
+                "    assert out.stdout.strip() == '42', out.stdout\n" + CALLS_EVERY_TEST)
+REWRITES_EVERY_TEST = ("import glob\nfor f in glob.glob('/tests/*.py'):\n    try:\n"
+                       "        open(f, 'w').write('import sys\\nsys.exit(0)\\n')\n    except OSError:\n        pass\n")
+
+
+@pytest.mark.parametrize("sandbox", ["local", "docker"])
+def test_a_rewrite_of_the_tests_by_the_code_they_run_shows_in_the_canary_run(request, bwrap, tmp_path, sandbox):
+    """Each of the two runs gets a writable copy of the tests, as Harbor's test.sh may write beside its files: the
+    agent's program, run before the check script, rewrites that script to pass, and the canary it held goes too, so
+    the canary run pays as much as the plain run."""
+    if sandbox == "docker":
+        request.getfixturevalue("docker")
+    task = make_task(tmp_path, "checks-after-agent-code", test=CHECKS_AFTER_AGENT_CODE,
+                     solve="echo 'print(42)' > /app/answer.py\n")
+    (task / "tests" / "test_outputs.py").write_text(CHECK_SCRIPT)
+    trace = solved_then_attacked(task, sandbox, armed(put("/app/answer.py", REWRITES_EVERY_TEST + WRONG, "644")))
+    assert (trace.status, trace.reward) == ("tampered", 0.0), (trace.error, trace.verifier_log[-2000:])
+    assert "the canary run paid 1, as much as the plain run (1)" in trace.error, trace.error
 
 
 def test_a_module_the_images_python_start_up_imports_added_to_its_site_folder_is_tampering(docker, tmp_path):
