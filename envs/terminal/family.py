@@ -140,6 +140,11 @@ _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "cor
 `.git/config` the agent wrote (the tests' `git status` runs no fsmonitor, hook, pager or editor of the agent's);
 `safe.directory` lets the tests read a repository whoever owns it, as the task's author ran them."""
 NO_CANARY = "unverified by a canary: none could be placed, so the tests ran once, in the agent's own sandbox"
+UNCHANGED = ("canary: none needed: the agent changed nothing the tests could run, so they ran once, in a fresh sandbox "
+             "of the task as set up")
+"""An empty artefact: the fresh sandbox holds nothing of the agent's, so whatever the tests pay there is their own
+verdict on the task as shipped, and a second run with a canary could only show the same (an episode that does
+nothing, common early in training, is graded at the cost of one run)."""
 """The line of a grade's log (after the image's bases and the artefact's summary) that says the verifier could not
 run twice: the admission report shows it and counts such tasks."""
 _PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
@@ -417,9 +422,9 @@ class TerminalFamily:
                     state: _Setup | None = None) -> Grade:
         """Record what the agent changed (the artefact) and check what the tests would read, then run the pristine
         tests/test.sh twice, each in a fresh sandbox made from the artefact, once with a must-fail canary
-        (`canary.py`), and read the reward each wrote. Where no canary can be placed, the tests run once in the
-        agent's own sandbox (which the env has reset: no process of the agent's is left, the shell is fresh), and the
-        log says so."""
+        (`canary.py`), and read the reward each wrote; once, with no canary, when the artefact is empty (`UNCHANGED`).
+        Where no canary can be placed, the tests run once in the agent's own sandbox (which the env has reset: no
+        process of the agent's is left, the shell is fresh), and the log says so."""
         if not isinstance(state, _Setup):
             raise SandboxError(f"task {task.id}: grade needs the state setup() returned for this sandbox")
         changes, final = await self._changes(task, sandbox, state)
@@ -438,6 +443,9 @@ class TerminalFamily:
             grade = Grade(self.reward.zeros(), "the tests were not run", error=(
                 f"task {task.id}: {changes.summary()}: the verifier runs on a snapshot of the final state, and this "
                 f"one is past the {SNAPSHOT_CAP >> 20} MiB a snapshot holds"))
+        elif isinstance(canary, Canary) and not (changes.entries or changes.deleted or changes.ended):
+            grade = await self._fresh_run(task, changes, backend, task.tests)
+            grade.log = f"{left}{UNCHANGED}\n{grade.log}"
         elif isinstance(canary, Canary):
             grade = await self._changed_what_tests_run(task, sandbox, state, final, canaried=True) or \
                 await self._two_runs(task, changes, backend, canary)

@@ -9,7 +9,7 @@ import json
 import shlex
 
 import pytest
-from support.harbor_tasks import admit, episode, make_task
+from support.harbor_tasks import CALLS_EVERY_TEST, admit, episode, make_task
 
 from polar.envs.terminal.canary import Canary, place
 from polar.policies import ScriptedPolicy
@@ -20,13 +20,7 @@ TEST_SH = ("mkdir -p /logs/verifier\nif python3 /tests/test_outputs.py; then ech
 """terminal-mini's shape: test.sh runs a check script whose main block calls every `test_*` it defines."""
 CHECKS = ("import subprocess\n\n\ndef test_answer():\n"
           "    out = subprocess.run(['python3', '/app/answer.py'], capture_output=True, text=True).stdout\n"
-          "    assert out.strip() == '42', out\n\n\n"
-          "if __name__ == '__main__':\n    import sys\n    failed = 0\n"
-          "    for name, check in list(globals().items()):\n"
-          "        if name.startswith('test_') and callable(check):\n"
-          "            try:\n                check()\n            except Exception as e:\n"
-          "                failed += 1\n                print('FAIL', name, e)\n"
-          "    sys.exit(1 if failed else 0)\n")
+          "    assert out.strip() == '42', out\n" + CALLS_EVERY_TEST)
 LOOP = ("import time\nwhile True:\n    try:\n        with open('/logs/verifier/reward.txt', 'w') as f:\n"
         "            f.write('1')\n    except OSError:\n        pass\n    time.sleep(0.001)\n")
 REWRITER = (f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {LOOP!r}], stdin=subprocess.DEVNULL, "
@@ -109,6 +103,16 @@ def test_an_honest_answer_still_scores_1_with_the_canary_and_a_wrong_one_0(bwrap
     assert "the plain run paid 1, the canary run 0" in right.verifier_log, right.verifier_log[-3000:]
     wrong = played(tmp_path / "wrong", "local", "print(41)\n")
     assert (wrong.status, wrong.reward) == ("completed", 0.0), (wrong.error, wrong.verifier_log[-3000:])
+
+
+def test_an_episode_that_changed_nothing_is_graded_by_one_run(bwrap, tmp_path):
+    """A fresh sandbox of an empty artefact holds nothing of the agent's: the tests' verdict there is their own, and a
+    canary run could only repeat it."""
+    task, _ = task_with(tmp_path, "print(42)\n")
+    nothing = episode(task)
+    assert (nothing.status, nothing.reward) == ("completed", 0.0), (nothing.error, nothing.verifier_log[-3000:])
+    assert "canary: none needed" in nothing.verifier_log, nothing.verifier_log[-3000:]
+    assert "the canary run" not in nothing.verifier_log, nothing.verifier_log[-3000:]
 
 
 def test_where_no_canary_can_be_placed_the_grade_and_the_admission_say_so(bwrap, tmp_path):
