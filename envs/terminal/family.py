@@ -140,13 +140,13 @@ _GIT_OVERRIDES = {"core.fsmonitor": "false", "core.hooksPath": "/dev/null", "cor
 `.git/config` the agent wrote (the tests' `git status` runs no fsmonitor, hook, pager or editor of the agent's);
 `safe.directory` lets the tests read a repository whoever owns it, as the task's author ran them."""
 NO_CANARY = "unverified by a canary: none could be placed, so the tests ran once, in the agent's own sandbox"
-UNCHANGED = ("canary: none needed: the agent changed nothing the tests could run, so they ran once, in a fresh sandbox "
+"""The line of a grade's log (after the image's bases and the artefact's summary) that says the verifier could not
+run twice: the admission report shows it and counts such tasks."""
+UNCHANGED = ("canary: none needed: the artefact is empty, so the tests ran once, in a fresh sandbox "
              "of the task as set up")
 """An empty artefact: the fresh sandbox holds nothing of the agent's, so whatever the tests pay there is their own
 verdict on the task as shipped, and a second run with a canary could only show the same (an episode that does
 nothing, common early in training, is graded at the cost of one run)."""
-"""The line of a grade's log (after the image's bases and the artefact's summary) that says the verifier could not
-run twice: the admission report shows it and counts such tasks."""
 _PAD_PIDS = ('read -r n < /proc/sys/kernel/ns_last_pid && t=$(( (n / 500 + 1) * 500 )) && '
              'while read -r n < /proc/sys/kernel/ns_last_pid && [ "$n" -lt "$t" ]; do ( : ); done; ')
 """Shell that uses up process ids (subshells, one at a time) up to the next multiple of 500, so what runs next gets
