@@ -308,6 +308,8 @@ class ShellSession:
                 return self._result(head, limit, "[polar: the shell exited; the next command starts a new one]",
                                     code, reading.timed_out, reading.truncated, reading.started)
             tail += chunk
+        if reading.stopped or reading.truncated:  # ended: what a fork under way during the sweep started only later
+            self._stop_command(since)  # (a loaded machine left a double-forked sleeper of a fork bomb's run alive)
         note = f"[polar: command timed out after {timeout:g}s and was killed]" if reading.timed_out else ""
         return self._result(head, limit, note, exit_code, reading.timed_out, reading.truncated, reading.started)
 
