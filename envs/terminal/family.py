@@ -603,16 +603,16 @@ class TerminalFamily:
             return Grade(self.reward.zeros(), cleared.output,
                          error=f"task {task.id}: could not empty {VERIFIER_DIR} for the tests")
         made = await _verifier_dir_owner(sandbox)
+        tests = task.tests if tests is None else tests
         if TESTS_DIR not in sandbox.spec.sealed_dirs:  # a run on a copy of the final state (`_two_runs`)
-            if problem := await _copy_tests(sandbox, task.tests if tests is None else tests):
+            if problem := await _copy_tests(sandbox, tests):
                 return Grade(self.reward.zeros(), problem, error=f"task {task.id}: {problem}")
         else:
-            await sandbox.fill_sealed(TESTS_DIR, task.tests if tests is None else tests)
-        if TESTS_DIR in sandbox.spec.sealed_dirs and not (isinstance(sandbox, DockerSandbox) and sandbox.owner):
-            # test.sh runs as the owner of /tests
-            for args in sealed_chmods(script, TESTS_DIR):  # its chmod inside fails: the bind is read-only
-                if complaint := await sandbox.chmod_sealed(TESTS_DIR, args):
-                    warnings.warn(f"task {task.id}: test.sh's chmod {' '.join(args)}: {complaint}", stacklevel=2)
+            await sandbox.fill_sealed(TESTS_DIR, tests)
+            if not (isinstance(sandbox, DockerSandbox) and sandbox.owner):  # test.sh runs as the owner of /tests
+                for args in sealed_chmods(script, TESTS_DIR):  # its chmod inside fails: the bind is read-only
+                    if complaint := await sandbox.chmod_sealed(TESTS_DIR, args):
+                        warnings.warn(f"task {task.id}: test.sh's chmod {' '.join(args)}: {complaint}", stacklevel=2)
         assigned = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         project = 'UV_PROJECT_ENVIRONMENT="$home/.venv" ' if fresh_project_env and needs_toolbox(task.tests) else ""
         command = (f"({SUPERVISED}home=$(/bin/mktemp -d /tmp/polar-verifier-home.XXXXXXXX) || exit 85; "
