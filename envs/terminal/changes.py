@@ -30,8 +30,10 @@ import tarfile
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from polar.envs.sandbox.layer_diff import container_changes
 from polar.envs.terminal.tamper import DIFF_KINDS, engine_stat
 from polar.errors import SandboxError
 from polar.protocols import Sandbox
@@ -82,8 +84,8 @@ class Snapshot:
     specials: dict[str, str] = field(default_factory=dict)
     """Special files by path: `fifo`, `socket` or `device`."""
     engine_diff: dict[str, str] | None = None
-    """docker: the engine's whole diff against the image it was read from, {path: added, changed or deleted}; the
-    tamper checks read it rather than have the engine walk the image a second time."""
+    """docker: the container's whole diff against its image as it was read (`container_changes`), {path: added,
+    changed or deleted}; the tamper checks read it rather than read it a second time."""
 
 
 @dataclass
@@ -124,16 +126,17 @@ def compare(base: Snapshot, now: Snapshot, ended: list[tuple[int, list[str]]]) -
                    specials=specials)
 
 
-# --- docker: the engine's diff and archives -----------------------------------------------------------------
+# --- docker: the layer's diff and the engine's archives --------------------------------------------------------------
 
 
 def docker_snapshot(client: Any, container_id: str, skip: Iterable[str], base: Snapshot | None = None,
-                    cap: int = CONTENT_CAP) -> Snapshot:
-    """The container's paths that differ from its image, read by the engine, except those at or under `skip` (and
-    added folders that only hold a skipped path, as a mount point's parents). With `base`, the content of every file
-    that differs from it is kept (`TooLarge` past the cap)."""
+                    cap: int = CONTENT_CAP, btrfs_root: Path | None = None) -> Snapshot:
+    """The container's paths that differ from its image (`container_changes`; `btrfs_root`: dockerd's data root
+    where it keeps layers as btrfs subvolumes), except those at or under `skip` (and added folders that only hold a
+    skipped path, as a mount point's parents). With `base`, the content of every file that differs from it is kept
+    (`TooLarge` past the cap); contents and modes are read by the engine."""
     skip = tuple(skip)
-    diff = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id) or []}
+    diff = {c["Path"]: DIFF_KINDS[c["Kind"]] for c in container_changes(client, container_id, btrfs_root)}
     keep = {p: k for p, k in diff.items() if not any(under(p, s) for s in skip)}
     holders = {p for p in keep if any(under(s, p) for s in skip)}
     snap = Snapshot({}, {p for p, k in keep.items() if k == "deleted"}, engine_diff=diff)

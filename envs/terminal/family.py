@@ -368,7 +368,7 @@ class TerminalFamily:
         if isinstance(sandbox, DockerSandbox):
             skip = (*GRADING_DIRS, *(m.sandbox_path for m in sandbox.spec.mounts))
             return await asyncio.to_thread(docker_snapshot, sandbox.client, sandbox.container_id, skip, base,
-                                           SNAPSHOT_CAP)
+                                           SNAPSHOT_CAP, sandbox.btrfs_root)
         return await local_snapshot(sandbox, (*_agent_places(task, environment), SOLUTION_DIR), base, SNAPSHOT_CAP)
 
     async def _settled(self, task: HarborTask, sandbox: Sandbox, environment: dict[str, str], baseline: Snapshot,
@@ -480,7 +480,8 @@ class TerminalFamily:
             except SandboxError as e:
                 return Grade(self.reward.zeros(), str(e), error=f"task {task.id}: {e}")
             found = await asyncio.to_thread(docker_tampering, sandbox.client, sandbox.container_id, env["PATH"], words,
-                                            startup, tests_path, canaried, final.engine_diff if final else None)
+                                            startup, tests_path, canaried, final.engine_diff if final else None,
+                                            sandbox.btrfs_root)
         else:
             places = (*_agent_places(task, setup.environment), *WRITABLE_DIRS)
             found = await local_shadows(sandbox, env["PATH"], places)

@@ -29,9 +29,11 @@ import shlex
 import tarfile
 from collections.abc import Callable, Iterable
 from functools import cache
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from polar.envs.sandbox.docker import owner_labels
+from polar.envs.sandbox.layer_diff import container_changes
 from polar.errors import SandboxError
 from polar.protocols import Sandbox
 from polar.python_ast import parse_python
@@ -341,15 +343,16 @@ def image_startup(client: Any, image: str, search_path: str, python_path: str = 
 
 def docker_tampering(client: Any, container_id: str, search_path: str, words: Iterable[str],
                      startup: Startup | None = None, python_path: str = "", canaried: bool = False,
-                     diff: dict[str, str] | None = None) -> list[str]:
+                     diff: dict[str, str] | None = None, btrfs_root: Path | None = None) -> list[str]:
     """What the agent changed in the container that grading would execute, one line each; [] when nothing.
     `startup`: what the image's Pythons read when they start (`image_startup`); `python_path`: the tests'
     PYTHONPATH, whose folders come before the image's own on sys.path. `canaried`: the tests carry a must-fail
     canary, which catches any code that makes them pass whatever they test, so the rules on what is merely present
     in Python's and OpenSSL's paths (`CANARY_COVERS`), which honest installs trip, are left out. `diff`: the
-    engine's diff of the container as it is now (`Snapshot.engine_diff`), else it is read here."""
-    changes = diff if diff is not None else {c["Path"]: DIFF_KINDS[c["Kind"]] for c in client.api.diff(container_id)
-                                             or []}
+    container's diff against its image as it is now (`Snapshot.engine_diff`), else it is read here
+    (`container_changes`)."""
+    changes = diff if diff is not None else {c["Path"]: DIFF_KINDS[c["Kind"]]
+                                             for c in container_changes(client, container_id, btrfs_root)}
     parents = {posixpath.dirname(p) for p in changes}
     stat = cache(lambda path: engine_stat(client, container_id, path))
     found = [f"{kind} {path}: {why}" for path, kind in sorted(changes.items())

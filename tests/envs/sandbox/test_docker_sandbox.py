@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+import types
+import uuid
 
 import gymnasium as gym
 import pytest
@@ -157,6 +159,61 @@ def test_stop_has_the_kernel_drop_the_layers_before_dockerd_walks_them(image, do
     container_id, layers, held = run(body())
     assert "srv" in held if nested else held == []
     assert containers(docker, f"id={container_id}") == [] and [p for p in layers if p.exists()] == []
+
+
+CHANGES = r"""set -e
+echo new > /root/added; rm -f /etc/issue; mkdir -p /app/a/b; echo z > /app/a/b/c; chmod 700 /usr/bin/apt
+rm -rf /usr/share/doc/bash; mv /usr/share/doc/sed /usr/share/doc/sed2; ln -s /etc /app/etclink
+ln /app/a/b/c /app/hard; touch -d 2000-01-01 /etc/debian_version; chown 1:1 /etc/motd; cat /etc/passwd >/dev/null
+echo x >> /usr/bin/perl; rm -rf /var/log/apt; touch /var/log/apt; mkfifo /app/fifo; echo sp > '/app/with space'
+printf n > '/app/new
+line'; mkdir /app/empty; rmdir /var/tmp; touch /var/tmp; truncate -s 0 /etc/shells; touch /etc/shells
+mkdir /app/dir-to-be; rm -f /etc/subuid; mkdir /etc/subuid; echo in > /etc/subuid/file
+touch -r /etc/group /etc/group; cp -p /etc/gai.conf /tmp/g; echo same-size-same-time > /dev/null
+"""
+"""Every kind of change the engine's diff tells apart: added, deleted and moved files and folders, a folder replaced
+by a file and a file by a folder, modes, owners, times set back, hard links, symlinks, a FIFO, odd names, a read."""
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["plain", "a nested subvolume"])
+def test_btrfs_reads_a_container_s_changes_as_the_engine_does(image, docker, nested, monkeypatch):
+    """Where dockerd keeps layers as btrfs subvolumes, polar reads a container's changes from a btrfs send stream
+    between read-only snapshots (`layer_diff`) instead of the engine's walk of the whole image: the same answer,
+    path for path and kind for kind, and the snapshots are gone afterwards. A subvolume made inside the container,
+    which a snapshot holds as an empty folder, has the engine asked."""
+    from polar.envs.sandbox import layer_diff
+
+    backend = make_backend("docker")
+    if backend.btrfs_root is None:
+        message = f"the Docker engine keeps containers on {backend.driver}, not btrfs: run `bash scripts/docker.sh`"
+        pytest.fail(message) if CI else pytest.skip(message)
+    made = []  # the names of the folders the snapshots were made in
+
+    def fresh():
+        made.append(uuid.uuid4())
+        return made[-1]
+
+    monkeypatch.setattr(layer_diff, "uuid", types.SimpleNamespace(uuid4=fresh))
+
+    async def body(sandbox):
+        script = CHANGES + (f"cd /app && {NESTED_SUBVOLUME} && echo inside > nest/file\n" if nested else "")
+        assert (await sandbox.exec(script + "echo done")).output.endswith("done\n")
+        engine = {c["Path"]: c["Kind"] for c in sandbox.client.api.diff(sandbox.container_id)}
+        layers = [docker_sandbox.layer_path(backend.data_root, sandbox.container_id, record)
+                  for record in ("init-id", "mount-id")]
+        try:
+            kernel = await asyncio.to_thread(layer_diff.layer_changes, *layers)
+        except layer_diff.NestedSubvolume:
+            kernel = None
+        answered = await asyncio.to_thread(layer_diff.container_changes, sandbox.client, sandbox.container_id,
+                                           backend.btrfs_root)
+        return engine, kernel, {c["Path"]: c["Kind"] for c in answered}
+
+    engine, kernel, answered = run(with_sandbox(body, SandboxSpec(workdir="/srv")))
+    assert {"/app/new\nline", "/etc/subuid/file", "/usr/share/doc/bash", "/app/hard", "/app/with space"} <= set(engine)
+    assert answered == engine and kernel == (None if nested else engine)
+    folders = [backend.data_root / "btrfs" / f"polar-layer-diff-{name.hex}" for name in made]
+    assert len(folders) == 2 and [f for f in folders if f.exists()] == []
 
 
 class RefusingEngine:

@@ -415,24 +415,35 @@ REGRADED = {"csv-group-totals": "/app/totals.csv", "git-revert-commit": "/app/re
 NO_CHANGES = {"changes": [], "deleted": [], "ended": []}
 
 
-def test_a_docker_grade_has_the_engine_walk_the_image_twice_not_once_per_verifier_run(docker, monkeypatch):
-    """The engine's diff walks the whole image (the btrfs driver has no diff of its own), about a second of the
-    engine's CPU each: a grade reads it for the baseline and the final state of the agent's container only. The
-    sandboxes the two verifier runs replay the artefact in are never diffed: the tamper checks ran on the final state
-    they hold, and nothing is measured from theirs."""
+def test_a_docker_grade_reads_the_container_s_changes_twice_and_btrfs_answers(docker, monkeypatch):
+    """A grade reads the agent's container's changes against its image twice, for the baseline and the final state;
+    the sandboxes the two verifier runs replay the artefact in are never diffed: the tamper checks ran on the final
+    state they hold, and nothing is measured from theirs. Where dockerd keeps its layers as btrfs subvolumes
+    (`scripts/docker.sh`), btrfs answers (`layer_diff`) and the engine's diff, which walks the whole image (the btrfs
+    driver has none of its own, about a second of the engine's CPU each), is never asked."""
     from docker.api.client import APIClient
 
-    diffed: Counter[str] = Counter()
-    original = APIClient.diff
+    from polar.envs.sandbox import layer_diff
 
-    def counted(self, container):
-        diffed[container] += 1
-        return original(self, container)
+    walked: Counter[str] = Counter()
+    read: Counter[Path] = Counter()
+    engine_diff, kernel_diff = APIClient.diff, layer_diff.layer_changes
 
-    monkeypatch.setattr(APIClient, "diff", counted)
+    def engine(self, container):
+        walked[container] += 1
+        return engine_diff(self, container)
+
+    def kernel(parent, layer):
+        read[layer] += 1
+        return kernel_diff(parent, layer)
+
+    monkeypatch.setattr(APIClient, "diff", engine)
+    monkeypatch.setattr(layer_diff, "layer_changes", kernel)
     trace = episode("terminal-mini", OraclePolicy(), "docker", task_id="csv-group-totals")
     assert (trace.status, trace.reward) == ("completed", 1.0), (trace.error, trace.verifier_log[-1500:])
-    assert "canary:" in trace.verifier_log and list(diffed.values()) == [2], diffed
+    on_btrfs = make_backend("docker").btrfs_root is not None
+    assert "canary:" in trace.verifier_log and list((read if on_btrfs else walked).values()) == [2], (read, walked)
+    assert not walked or not on_btrfs, walked
 
 
 @pytest.mark.parametrize("sandbox", ["local", "docker"])
