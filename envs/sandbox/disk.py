@@ -102,7 +102,7 @@ def release(volume: Path, group: int) -> None:
             _unreleased.discard(pending)
 
 
-def _destroy(path: Path) -> None:
+def destroy(path: Path) -> None:
     """Delete the subvolume at `path` with everything in it, subvolumes the agent nested in it included."""
     try:
         _ioctl(path.parent, _SNAP_DESTROY, _vol_args(path.name))
@@ -153,14 +153,14 @@ class CappedDir:
         try:
             return cls(path, cap_subvolume(path, limit_mb << 20))
         except OSError as e:
-            _destroy(path)
+            destroy(path)
             raise SandboxError(f"could not cap the disk of the sandbox at {path}: {e}") from e
 
     def remove(self) -> None:
         """Delete the sandbox's files; call it once every process of the sandbox is dead."""
         with contextlib.suppress(OSError):
             lift(self.path)
-        _destroy(self.path)
+        destroy(self.path)
         release(self.path.parent.parent, self.group)
 
 

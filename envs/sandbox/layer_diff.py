@@ -30,6 +30,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from polar.envs.sandbox.disk import destroy
 from polar.envs.sandbox.docker import layer_path
 
 MODIFIED, ADDED, DELETED = 0, 1, 2
@@ -89,8 +90,7 @@ def layer_changes(parent: Path, layer: Path) -> dict[str, int]:
         return _decide(parent, new, _stream_paths(stream))
     finally:
         if new.exists():
-            with contextlib.suppress(subprocess.CalledProcessError):
-                _btrfs("subvolume", "delete", str(new))
+            destroy(new)
         with contextlib.suppress(OSError):
             work.rmdir()
 
